@@ -1,0 +1,130 @@
+"""The filesystem catalog: databases are ``{warehouse}/{db}.db`` directories, tables live inside."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pyarrow as pa
+
+from .errors import (DatabaseAlreadyExistError, DatabaseNotEmptyError, DatabaseNotExistError,
+                     InvalidIdentifierError, TableAlreadyExistError, TableNotExistError)
+from .fs import CommitLock, FileIO, check_name, join
+from .schema import SchemaManager, new_schema
+from .table import Table
+
+DB_SUFFIX = ".db"
+DEFAULT_DATABASE = "default"
+
+
+def split_identifier(identifier: str, default_db: str = DEFAULT_DATABASE) -> tuple[str, str]:
+    """'db.table' -> ('db', 'table'); a bare 'table' is in the default database."""
+    if not isinstance(identifier, str) or not identifier:
+        raise InvalidIdentifierError(f"Invalid table identifier {identifier!r}")
+    parts = [p.strip("`") for p in identifier.split(".")]
+    if len(parts) == 1:
+        return default_db, check_name("table", parts[0])
+    if len(parts) == 2:
+        return check_name("database", parts[0]), check_name("table", parts[1])
+    raise InvalidIdentifierError(f"Invalid table identifier '{identifier}': use 'database.table'")
+
+
+class Catalog:
+    """A Paimon filesystem catalog over a warehouse directory or URI.
+
+    >>> catalog = Catalog("/tmp/warehouse")
+    >>> catalog.create_database("db", ignore_if_exists=True)
+    """
+
+    def __init__(self, warehouse: str, *, filesystem=None, lock: CommitLock | None = None,
+                 options: dict[str, str] | None = None):
+        self.warehouse = warehouse.rstrip("/")
+        self.file_io = FileIO(self.warehouse, filesystem, lock)
+        self.options = dict(options or {})
+        if self.file_io.is_local:
+            self.file_io.mkdirs(self.warehouse)
+
+    # ------------------------------------------------------------------ databases
+    def database_path(self, name: str) -> str:
+        return join(self.warehouse, check_name("database", name) + DB_SUFFIX)
+
+    def database_exists(self, name: str) -> bool:
+        return self.file_io.is_dir(self.database_path(name))
+
+    def list_databases(self) -> list[str]:
+        return sorted(i.base_name[: -len(DB_SUFFIX)] for i in self.file_io.list_dir(self.warehouse)
+                      if i.base_name.endswith(DB_SUFFIX) and i.type.name == "Directory")
+
+    def create_database(self, name: str, ignore_if_exists: bool = False) -> None:
+        if self.database_exists(name):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExistError(name)
+        self.file_io.mkdirs(self.database_path(name))
+
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        if not self.database_exists(name):
+            if ignore_if_not_exists:
+                return
+            raise DatabaseNotExistError(name)
+        if self.list_tables(name) and not cascade:
+            raise DatabaseNotEmptyError(name)
+        self.file_io.delete_dir(self.database_path(name))
+
+    # ------------------------------------------------------------------ tables
+    def table_path(self, identifier: str) -> str:
+        db, name = split_identifier(identifier)
+        return join(self.database_path(db), name)
+
+    def list_tables(self, database: str) -> list[str]:
+        if not self.database_exists(database):
+            raise DatabaseNotExistError(database)
+        out = []
+        for info in self.file_io.list_dir(self.database_path(database)):
+            if info.type.name == "Directory" and SchemaManager(self.file_io, join(
+                    self.database_path(database), info.base_name)).list_ids():
+                out.append(info.base_name)
+        return sorted(out)
+
+    def table_exists(self, identifier: str) -> bool:
+        db, _ = split_identifier(identifier)
+        return self.database_exists(db) and bool(SchemaManager(self.file_io, self.table_path(identifier)).list_ids())
+
+    def create_table(self, identifier: str, schema: pa.Schema, *, primary_keys: Sequence[str] = (),
+                     partition_keys: Sequence[str] = (), options: dict[str, Any] | None = None,
+                     comment: str | None = None, ignore_if_exists: bool = False) -> Table:
+        """Create a table from a pyarrow schema; returns it."""
+        db, name = split_identifier(identifier)
+        if not self.database_exists(db):
+            raise DatabaseNotExistError(db)
+        full = f"{db}.{name}"
+        table_schema = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys,
+                                  options={k: v for k, v in (options or {}).items()}, comment=comment)
+        path = self.table_path(full)
+        manager = SchemaManager(self.file_io, path)
+        if manager.list_ids():
+            if ignore_if_exists:
+                return self.get_table(full)
+            raise TableAlreadyExistError(full)
+        if not manager.create(table_schema):
+            if ignore_if_exists:
+                return self.get_table(full)
+            raise TableAlreadyExistError(full)
+        return Table(self.file_io, path, full)
+
+    def get_table(self, identifier: str) -> Table:
+        db, name = split_identifier(identifier)
+        full = f"{db}.{name}"
+        if not self.database_exists(db):
+            raise TableNotExistError(full)
+        return Table(self.file_io, self.table_path(full), full)
+
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        if not self.table_exists(identifier):
+            if ignore_if_not_exists:
+                return
+            db, name = split_identifier(identifier)
+            raise TableNotExistError(f"{db}.{name}")
+        self.file_io.delete_dir(self.table_path(identifier))
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.warehouse!r})"

@@ -1,0 +1,161 @@
+"""The one commit path: turn commit messages into manifests and a new snapshot, atomically.
+
+Order of work: write the delta manifest, write base and delta manifest lists, then create
+``snapshot-N``. Only the last step makes anything visible; it is atomic create-if-absent, so two
+committers can never both make snapshot N. A loser re-reads the latest snapshot, re-checks for
+conflicts and tries again as N+1. Files written by a failed attempt are deleted.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from . import binary_row
+from .errors import CommitConflictError, CommitError
+from .manifest import ADD, DELETE, FileNamer, ManifestEntry, ManifestFileMeta, SimpleStats, merge_entries
+from .snapshot import BATCH_COMMIT_IDENTIFIER, WATERMARK_MIN, Snapshot
+from .write import CommitMessage
+
+if TYPE_CHECKING:
+    from .predicate import Predicate
+    from .table import Table
+
+
+class FileStoreCommit:
+    """Commits to one table on behalf of one commit user."""
+
+    def __init__(self, table: "Table", commit_user: str | None = None):
+        self.table = table
+        self.commit_user = commit_user or str(uuid.uuid4())
+        self.max_retries = table.schema.core.get("commit.max-retries")
+
+    def commit(self, messages: Sequence[CommitMessage], *, overwrite: "Predicate | bool | None" = None,
+               commit_kind: str | None = None, identifier: int = BATCH_COMMIT_IDENTIFIER,
+               deleted: Sequence[ManifestEntry] = ()) -> int | None:
+        """Commit new files (and deletions of existing ones); return the new snapshot id.
+
+        ``overwrite`` = True replaces the whole table; a partition predicate replaces the matching partitions.
+        Returns None when there is nothing to commit (no new files and not an overwrite).
+        """
+        added = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
+                 for m in messages for f in m.new_files]
+        if not added and not deleted and overwrite is None:
+            return None
+        kind = commit_kind or ("OVERWRITE" if overwrite is not None else "APPEND")
+        for attempt in range(self.max_retries + 1):
+            latest = self.table.snapshot_manager.latest()
+            removals = list(deleted)
+            if overwrite is not None:
+                removals += self._overwritten(latest, overwrite)
+            self._check_conflicts(latest, deleted)
+            sid = self._try_commit(latest, added + [e.as_delete() for e in removals], kind, identifier)
+            if sid is not None:
+                return sid
+            time.sleep(min(0.01 * (2 ** attempt), 0.5))
+        raise CommitError(f"Gave up committing to {self.table.path} after {self.max_retries} retries: "
+                          "other writers kept winning the race for the next snapshot")
+
+    def _overwritten(self, latest: Snapshot | None, overwrite: "Predicate | bool") -> list[ManifestEntry]:
+        if latest is None:
+            return []
+        return self.table.store_scan().read_entries(latest, None if overwrite is True else overwrite)
+
+    def _check_conflicts(self, latest: Snapshot | None, deleted: Sequence[ManifestEntry]) -> None:
+        if not deleted:
+            return
+        live = {e.identifier for e in self.table.store_scan().live_entries(latest)} if latest else set()
+        gone = [e.file.file_name for e in deleted if e.identifier not in live]
+        if gone:
+            raise CommitConflictError(
+                f"Files to delete were already deleted by another commit: {gone[:5]}"
+                + (" ..." if len(gone) > 5 else ""))
+
+    def _try_commit(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: str,
+                    identifier: int) -> int | None:
+        t = self.table
+        mio = t.manifest_io
+        schema_id = t.schema.id
+        manifest_names = FileNamer("manifest-")
+        list_names = FileNamer("manifest-list-")
+        written: list[str] = []
+        try:
+            delta_metas: list[ManifestFileMeta] = []
+            if delta:
+                name = manifest_names.next()
+                delta_metas.append(mio.write_manifest(name, delta, schema_id, self._partition_stats(delta)))
+                written.append(name)
+            base_metas: list[ManifestFileMeta] = []
+            total = 0
+            if latest is not None:
+                base_metas = mio.read_manifest_list(latest.base_manifest_list) + \
+                    mio.read_manifest_list(latest.delta_manifest_list)
+                total = latest.total_record_count or 0
+                base_metas = self._merge_manifests(base_metas, manifest_names, written)
+            base_name, delta_name = list_names.next(), list_names.next()
+            base_size = mio.write_manifest_list(base_name, base_metas)
+            written.append(base_name)
+            delta_size = mio.write_manifest_list(delta_name, delta_metas)
+            written.append(delta_name)
+            delta_count = sum(e.file.row_count for e in delta if e.kind == ADD) - \
+                sum(e.file.row_count for e in delta if e.kind == DELETE)
+            snapshot = Snapshot(
+                id=(latest.id + 1) if latest else 1, schema_id=schema_id,
+                base_manifest_list=base_name, base_manifest_list_size=base_size,
+                delta_manifest_list=delta_name, delta_manifest_list_size=delta_size,
+                commit_user=self.commit_user, commit_identifier=identifier, commit_kind=kind,
+                time_millis=int(time.time() * 1000), log_offsets={},
+                total_record_count=total + delta_count, delta_record_count=delta_count,
+                changelog_record_count=0, watermark=WATERMARK_MIN,
+                index_manifest=latest.index_manifest if latest else None)
+            if t.snapshot_manager.commit(snapshot):
+                return snapshot.id
+        except BaseException:
+            t.file_io.delete_quietly([mio.path(n) for n in written])
+            raise
+        t.file_io.delete_quietly([mio.path(n) for n in written])
+        return None
+
+    def _partition_stats(self, entries: Sequence[ManifestEntry]) -> SimpleStats:
+        codec = self.table.partition_codec
+        types = codec.types
+        if not types:
+            return SimpleStats(binary_row.EMPTY, binary_row.EMPTY, ())
+        rows = [codec.from_bytes(p) for p in {e.partition for e in entries}]
+        mins, maxs, nulls = [], [], []
+        for i in range(len(types)):
+            values = [r[i] for r in rows if r[i] is not None]
+            mins.append(min(values) if values else None)
+            maxs.append(max(values) if values else None)
+            nulls.append(sum(1 for e in entries if codec.from_bytes(e.partition)[i] is None))
+        return SimpleStats(binary_row.serialize(mins, types), binary_row.serialize(maxs, types), tuple(nulls))
+
+    def _merge_manifests(self, metas: list[ManifestFileMeta], names: FileNamer,
+                         written: list[str]) -> list[ManifestFileMeta]:
+        """Paimon's manifest merge: once enough small manifests pile up, rewrite them as few big ones."""
+        core = self.table.schema.core
+        target = core.get("manifest.target-file-size")
+        small = [m for m in metas if m.file_size < target]
+        if len(small) < core.get("manifest.merge-min-count"):
+            return metas
+        big = [m for m in metas if m.file_size >= target]
+        entries: list[ManifestEntry] = []
+        for m in small:
+            entries.extend(self.table.manifest_io.read_manifest(m.file_name))
+        merged = merge_entries(entries)
+        out = list(big)
+        if merged:
+            # Roll the merged manifest at the target size (estimated from the inputs' sizes).
+            per_entry = max(1, sum(m.file_size for m in small) // max(1, len(entries)))
+            chunk = max(1, target // per_entry)
+            for start in range(0, len(merged), chunk):
+                part = merged[start:start + chunk]
+                name = names.next()
+                out.append(self.table.manifest_io.write_manifest(
+                    name, part, self.table.schema.id, self._partition_stats(part)))
+                written.append(name)
+        return out
+
+
+CommitFn = Callable[[Sequence[CommitMessage]], int | None]

@@ -1,0 +1,95 @@
+"""The exception hierarchy of paimon-lab.
+
+Every error the engine raises on purpose derives from :class:`PaimonLabError`, so callers can
+catch one type; the subclasses say what went wrong.
+"""
+
+from __future__ import annotations
+
+
+class PaimonLabError(Exception):
+    """Base class of all paimon-lab errors."""
+
+
+class CatalogError(PaimonLabError):
+    """A catalog operation failed."""
+
+
+class DatabaseNotExistError(CatalogError):
+    def __init__(self, database: str):
+        super().__init__(f"Database '{database}' does not exist")
+        self.database = database
+
+
+class DatabaseAlreadyExistError(CatalogError):
+    def __init__(self, database: str):
+        super().__init__(f"Database '{database}' already exists")
+        self.database = database
+
+
+class DatabaseNotEmptyError(CatalogError):
+    def __init__(self, database: str):
+        super().__init__(f"Database '{database}' is not empty; drop it with cascade=True")
+        self.database = database
+
+
+class TableNotExistError(CatalogError):
+    def __init__(self, identifier: str):
+        super().__init__(f"Table '{identifier}' does not exist")
+        self.identifier = identifier
+
+
+class TableAlreadyExistError(CatalogError):
+    def __init__(self, identifier: str):
+        super().__init__(f"Table '{identifier}' already exists")
+        self.identifier = identifier
+
+
+class InvalidIdentifierError(CatalogError):
+    """A database or table name that cannot be used."""
+
+
+class SchemaError(PaimonLabError):
+    """A table schema is invalid, or data does not match it."""
+
+
+class UnsupportedTypeError(SchemaError):
+    """A data type that paimon-lab cannot represent or convert."""
+
+
+class DataValidationError(SchemaError):
+    """Data handed to a write does not fit the table schema."""
+
+
+class OptionError(PaimonLabError):
+    """An unknown or ill-typed table option."""
+
+
+class SnapshotNotExistError(PaimonLabError):
+    """A snapshot that was asked for is not there (never existed, or expired)."""
+
+
+class TagError(PaimonLabError):
+    """A tag operation failed."""
+
+
+class TagNotExistError(TagError):
+    def __init__(self, tag: str):
+        super().__init__(f"Tag '{tag}' does not exist")
+        self.tag = tag
+
+
+class CorruptFileError(PaimonLabError):
+    """A metadata file (snapshot, schema, manifest) is truncated or not in Paimon's format."""
+
+
+class CommitError(PaimonLabError):
+    """A commit could not be made; nothing of it became visible."""
+
+
+class CommitConflictError(CommitError):
+    """Another commit changed the files this commit depends on."""
+
+
+class FilterError(PaimonLabError):
+    """A filter expression could not be parsed or refers to unknown columns."""

@@ -1,0 +1,92 @@
+"""Reading splits into Arrow: projection, exact filtering, limit, and schema evolution by field id."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .format import read_file
+from .fs import join
+from .manifest import DataFileMeta
+from .predicate import Predicate
+from .scan import DataSplit
+from .schema import TableSchema
+
+if TYPE_CHECKING:
+    from .table import Table
+
+
+class TableRead:
+    """Reads the rows of splits as the table's current schema, projected to ``columns``."""
+
+    def __init__(self, table: "Table", columns: Sequence[str] | None = None,
+                 predicate: Predicate | None = None, limit: int | None = None):
+        self.table = table
+        self.schema: TableSchema = table.schema
+        self.columns = list(columns) if columns is not None else self.schema.field_names
+        self.predicate = predicate
+        self.limit = limit
+        self.output_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
+
+    def _read_file(self, split: DataSplit, file: DataFileMeta) -> pa.Table:
+        t = self.table
+        path = join(t.bucket_path(split.partition, split.bucket), file.file_name) \
+            if file.external_path is None else file.external_path
+        needed = list(self.columns)
+        if self.predicate is not None:
+            needed += [c for c in sorted(self.predicate.columns()) if c not in needed]
+        file_schema = t.schema_for(file.schema_id)
+        # Map current columns to the names they had when this file was written (by field id).
+        by_id = {f.id: f for f in file_schema.fields}
+        current = {f.name: f for f in self.schema.fields}
+        physical = []
+        for name in needed:
+            old = by_id.get(current[name].id)
+            if old is not None:
+                physical.append(old.name)
+        same_names = all(by_id.get(current[n].id) is not None and by_id[current[n].id].name == n for n in needed)
+        expr = self.predicate.to_expression() if (self.predicate is not None and same_names) else None
+        data = read_file(t.file_io, path, file.format, physical, file_schema.fields, expr)
+        columns = []
+        for name in needed:
+            target = current[name]
+            old = by_id.get(target.id)
+            if old is None:
+                columns.append(pa.nulls(data.num_rows, target.type.to_arrow()))
+                continue
+            column = data.column(old.name)
+            arrow_type = target.type.to_arrow()
+            if column.type != arrow_type:
+                column = column.cast(arrow_type)
+            columns.append(column)
+        out = pa.Table.from_arrays(columns, names=needed)
+        if self.predicate is not None and expr is None:
+            out = out.filter(self.predicate.to_expression())
+        return out
+
+    def read(self, splits: Sequence[DataSplit]) -> pa.Table:
+        jobs = [(s, f) for s in splits for f in s.files]
+        parts: list[pa.Table] = []
+        if self.limit is not None:
+            remaining = self.limit
+            for s, f in jobs:
+                if remaining <= 0:
+                    break
+                part = self._read_file(s, f)
+                parts.append(part.slice(0, remaining))
+                remaining -= parts[-1].num_rows
+        elif len(jobs) > 1:
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                parts = list(pool.map(lambda job: self._read_file(*job), jobs))
+        else:
+            parts = [self._read_file(s, f) for s, f in jobs]
+        if not parts:
+            return self.output_schema.empty_table()
+        result = pa.concat_tables(parts)
+        return result.select(self.columns).cast(self.output_schema)
+
+
+__all__ = ["TableRead", "pc"]

@@ -1,0 +1,288 @@
+"""A Paimon table: its files, its snapshots, and the public read/write API."""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import contextmanager
+from functools import cached_property
+from typing import Any, Iterator, Sequence
+
+import pandas as pd
+import pyarrow as pa
+
+from .commit import FileStoreCommit
+from .errors import PaimonLabError, SchemaError, SnapshotNotExistError, TableNotExistError
+from .fs import FileIO, join
+from .manifest import DataFileMeta, ManifestIO
+from .partition import PartitionCodec
+from .predicate import And, Leaf, Predicate, bind, parse_filter
+from .read import TableRead
+from .scan import DataSplit, FileStoreScan, ManifestCache
+from .schema import SchemaManager, TableSchema
+from .snapshot import Snapshot, SnapshotManager
+from .tag import Tag, TagManager
+from .types import DataField
+from .write import AppendWriter, CommitMessage
+
+FilterLike = str | Predicate | None
+
+
+class Table:
+    """A Paimon table at ``path``. Get one from :class:`~paimon_lab.Catalog` or :meth:`Table.open`."""
+
+    def __init__(self, file_io: FileIO, path: str, identifier: str | None = None):
+        self.file_io = file_io
+        self.path = path.rstrip("/")
+        self.identifier = identifier or self.path.rsplit("/", 1)[-1]
+        self.schema_manager = SchemaManager(file_io, self.path)
+        self.snapshot_manager = SnapshotManager(file_io, self.path)
+        self.tag_manager = TagManager(file_io, self.path)
+        self.manifest_cache = ManifestCache()
+        self._schemas: dict[int, TableSchema] = {}
+        latest = self.schema_manager.latest()
+        if latest is None:
+            raise TableNotExistError(self.identifier)
+        self._set_schema(latest)
+
+    @staticmethod
+    def open(path: str, **kwargs: Any) -> "Table":
+        """Open a table directly by its path (local path or URI)."""
+        return Table(FileIO(path, **kwargs), path)
+
+    def _set_schema(self, schema: TableSchema) -> None:
+        self._schemas[schema.id] = schema
+        self.schema = schema
+        self.__dict__.pop("partition_codec", None)
+        self.__dict__.pop("manifest_io", None)
+
+    def refresh(self) -> "Table":
+        """Pick up a newer schema written by someone else."""
+        latest = self.schema_manager.latest()
+        if latest is not None and latest.id != self.schema.id:
+            self._set_schema(latest)
+        return self
+
+    # ------------------------------------------------------------------ layout helpers
+    @property
+    def options(self) -> dict[str, str]:
+        return dict(self.schema.options)
+
+    @property
+    def primary_keys(self) -> list[str]:
+        return list(self.schema.primary_keys)
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.schema.partition_keys)
+
+    @cached_property
+    def partition_codec(self) -> PartitionCodec:
+        core = self.schema.core
+        return PartitionCodec(self.schema.partition_fields, core.partition_default_name,
+                              core.get("partition.legacy-name"))
+
+    @cached_property
+    def manifest_io(self) -> ManifestIO:
+        return ManifestIO(self.file_io, self.path, self.schema.core.manifest_compression)
+
+    def schema_for(self, schema_id: int) -> TableSchema:
+        got = self._schemas.get(schema_id)
+        if got is None:
+            got = self._schemas[schema_id] = self.schema_manager.schema(schema_id)
+        return got
+
+    def stats_fields(self, file: DataFileMeta) -> list[DataField]:
+        """The current-schema fields whose stats a file carries, in stats order."""
+        file_schema = self.schema_for(file.schema_id)
+        fields = file_schema.fields if file.value_stats_cols is None else file_schema.fields_of(file.value_stats_cols)
+        current = {f.id: f for f in self.schema.fields}
+        # Stats rows are decoded with the types they were written with, then named as today.
+        return [DataField(f.id, current[f.id].name if f.id in current else f"__dropped_{f.id}", f.type)
+                for f in fields]
+
+    def bucket_path(self, partition: bytes, bucket: int) -> str:
+        parts = self.partition_codec.path(self.partition_codec.from_bytes(partition))
+        return join(self.path, parts, f"bucket-{bucket}") if parts else join(self.path, f"bucket-{bucket}")
+
+    def discard(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the files of uncommitted messages."""
+        self.file_io.delete_quietly([join(self.bucket_path(m.partition, m.bucket), f.file_name)
+                                     for m in messages for f in m.new_files])
+
+    def store_scan(self) -> FileStoreScan:
+        return FileStoreScan(self)
+
+    def max_sequence_number(self, partition: bytes, bucket: int) -> int:
+        latest = self.snapshot_manager.latest()
+        if latest is None:
+            return -1
+        entries = [e for e in self.store_scan().read_entries(latest, bucket=bucket) if e.partition == partition]
+        return max((e.file.max_sequence_number for e in entries), default=-1)
+
+    # ------------------------------------------------------------------ writing
+    def _new_writer(self, commit_user: str):
+        if self.schema.primary_keys:
+            raise PaimonLabError(
+                f"Table {self.identifier} has a primary key; primary-key writes are not supported yet")
+        return AppendWriter(self, commit_user)
+
+    def write(self, data: Any, *, overwrite: bool | dict = False) -> int | None:
+        """Write data (pyarrow Table/RecordBatch or pandas DataFrame) as exactly one commit.
+
+        ``overwrite=True`` replaces the table's contents; a dict such as ``{"dt": "2024-01-01"}``
+        replaces only the matching partitions. Returns the new snapshot id (None if nothing to write).
+        """
+        with self.writer(overwrite=overwrite) as w:
+            w.write(data)
+        return w.snapshot_id
+
+    @contextmanager
+    def writer(self, *, overwrite: bool | dict = False) -> Iterator["TableWriter"]:
+        """Collect many writes and commit them once when the block ends; abort on error."""
+        self.refresh()
+        w = TableWriter(self, overwrite)
+        try:
+            yield w
+        except BaseException:
+            w.abort()
+            raise
+        w.commit()
+
+    # ------------------------------------------------------------------ reading
+    def snapshot(self, snapshot_id: int | None = None, *, tag: str | None = None,
+                 timestamp_millis: int | None = None) -> Snapshot | None:
+        """Resolve a time-travel target (default: latest). None for an empty table."""
+        chosen = [x is not None for x in (snapshot_id, tag, timestamp_millis)]
+        if sum(chosen) > 1:
+            raise PaimonLabError("Give at most one of snapshot_id, tag and timestamp_millis")
+        if tag is not None:
+            return self.tag_manager.get(tag).snapshot
+        if snapshot_id is not None:
+            return self.snapshot_manager.snapshot(snapshot_id)
+        if timestamp_millis is not None:
+            snap = self.snapshot_manager.earlier_or_equal_time(timestamp_millis)
+            if snap is None:
+                raise SnapshotNotExistError(f"No snapshot was committed at or before {timestamp_millis}")
+            return snap
+        return self.snapshot_manager.latest()
+
+    def _predicate(self, filter: FilterLike) -> Predicate | None:
+        if filter is None:
+            return None
+        arrow = self.schema.arrow_schema()
+        if isinstance(filter, str):
+            return parse_filter(filter, arrow)
+        if isinstance(filter, Predicate):
+            return bind(filter, arrow)
+        raise PaimonLabError(f"filter must be a SQL string or a Predicate, not {type(filter).__name__}")
+
+    def plan(self, *, filter: FilterLike = None, snapshot_id: int | None = None, tag: str | None = None,
+             timestamp_millis: int | None = None) -> list[DataSplit]:
+        """The splits (files per partition and bucket) a read of this table would touch."""
+        snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+        if snap is None:
+            return []
+        return self.store_scan().plan(snap, self._predicate(filter))
+
+    def to_arrow(self, *, columns: Sequence[str] | None = None, filter: FilterLike = None,
+                 snapshot_id: int | None = None, tag: str | None = None,
+                 timestamp_millis: int | None = None, limit: int | None = None) -> pa.Table:
+        """Read the table (latest, or as of a snapshot, tag or time) as an Arrow table."""
+        if columns is not None:
+            for c in columns:
+                if c not in self.schema.field_names:
+                    raise SchemaError(f"Column '{c}' does not exist; columns are {self.schema.field_names}")
+        pred = self._predicate(filter)
+        snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+        reader = TableRead(self, columns, pred, limit)
+        if snap is None:
+            return reader.output_schema.empty_table()
+        return reader.read(self.store_scan().plan(snap, pred))
+
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
+        """Like :meth:`to_arrow`, as a pandas DataFrame."""
+        return self.to_arrow(**kwargs).to_pandas()
+
+    # ------------------------------------------------------------------ snapshots and tags
+    def snapshots(self) -> list[Snapshot]:
+        """All snapshots still present, oldest first."""
+        return list(self.snapshot_manager.snapshots())
+
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest()
+
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> Tag:
+        """Tag a snapshot (default: the latest) so time travel to it keeps working."""
+        snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.snapshot_manager.latest()
+        if snap is None:
+            raise SnapshotNotExistError(f"Table {self.identifier} has no snapshot to tag")
+        return self.tag_manager.create(name, snap)
+
+    def delete_tag(self, name: str) -> None:
+        self.tag_manager.delete(name)
+
+    def tags(self) -> list[Tag]:
+        return self.tag_manager.list()
+
+    def __repr__(self) -> str:
+        return f"Table({self.identifier!r}, path={self.path!r})"
+
+
+class TableWriter:
+    """Buffered writes to one table, committed once. Use through :meth:`Table.writer`."""
+
+    def __init__(self, table: Table, overwrite: bool | dict = False):
+        self.table = table
+        self.commit_user = str(uuid.uuid4())
+        self.overwrite = overwrite
+        self._writer = table._new_writer(self.commit_user)
+        self.snapshot_id: int | None = None
+        self._done = False
+
+    def write(self, data: Any) -> None:
+        if self._done:
+            raise PaimonLabError("This writer has already committed")
+        self._writer.write(data)
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        return self._writer.prepare_commit()
+
+    def commit(self) -> int | None:
+        if self._done:
+            return self.snapshot_id
+        messages: list[CommitMessage] = []
+        try:
+            overwrite = self._overwrite_predicate()
+            messages = self.prepare_commit()
+            if isinstance(overwrite, Predicate):
+                self._check_inside(messages, overwrite)
+            self.snapshot_id = FileStoreCommit(self.table, self.commit_user).commit(messages, overwrite=overwrite)
+        except BaseException:
+            self.table.discard(messages)
+            self.abort()
+            raise
+        self._done = True
+        return self.snapshot_id
+
+    def _overwrite_predicate(self) -> Predicate | bool | None:
+        if self.overwrite is True:
+            return True
+        if not isinstance(self.overwrite, dict) or not self.overwrite:
+            return True if self.overwrite == {} else None
+        unknown = [k for k in self.overwrite if k not in self.table.partition_keys]
+        if unknown:
+            raise SchemaError(f"Overwrite names {unknown}, which are not partition keys {self.table.partition_keys}")
+        pred = And(tuple(Leaf("=", k, (v,)) for k, v in self.overwrite.items()))
+        return bind(pred, self.table.schema.arrow_schema())
+
+    def _check_inside(self, messages: list[CommitMessage], pred: Predicate) -> None:
+        codec = self.table.partition_codec
+        for m in messages:
+            values = codec.to_dict(m.partition)
+            if not pred.may_match({k: (v, v, int(v is None)) for k, v in values.items()}, 1):
+                raise SchemaError(f"Data for partition {values} lies outside the overwritten partition "
+                                  f"{self.overwrite}")
+
+    def abort(self) -> None:
+        self._writer.abort()
+        self._done = True

@@ -1,0 +1,200 @@
+"""The write path: validate incoming data, split it by partition and bucket, write data files.
+
+Writers produce :class:`CommitMessage` objects (new files per partition and bucket); nothing
+is visible until :mod:`paimon_lab.commit` turns them into a snapshot. All row work is done
+with Arrow kernels: grouping uses ``Table.group_by``, bucketing the vectorized BinaryRow hash.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import binary_row
+from .errors import DataValidationError
+from .format import RollingFileWriter
+from .fs import join
+from .manifest import EMPTY_STATS, FILE_SOURCE_APPEND, DataFileMeta, FileNamer
+from .partition import PartitionCodec
+from .stats import collect_stats
+
+if TYPE_CHECKING:
+    from .schema import TableSchema
+    from .table import Table
+
+
+@dataclass
+class CommitMessage:
+    """New files of one partition and bucket, waiting to be committed."""
+
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    new_files: list[DataFileMeta] = field(default_factory=list)
+
+
+def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
+    """Turn user data into an Arrow table of exactly the table's schema, or say what is wrong."""
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    elif not isinstance(data, pa.Table):
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover
+            pd = None
+        if pd is not None and isinstance(data, pd.DataFrame):
+            data = pa.Table.from_pandas(data, preserve_index=False)
+        elif isinstance(data, (list, dict)):
+            data = pa.Table.from_pylist(data) if isinstance(data, list) else pa.table(data)
+        else:
+            raise DataValidationError(
+                f"Cannot write {type(data).__name__}; pass a pyarrow Table/RecordBatch or a pandas DataFrame")
+    target = schema.arrow_schema()
+    given = set(data.column_names)
+    missing = [n for n in target.names if n not in given]
+    extra = [n for n in data.column_names if n not in target.names]
+    if extra:
+        raise DataValidationError(f"Data has columns that are not in the table: {extra}; table columns are "
+                                  f"{target.names}")
+    if missing:
+        raise DataValidationError(f"Data is missing columns {missing}")
+    columns = []
+    for f in target:
+        column = data.column(f.name)
+        if column.type != f.type:
+            try:
+                column = column.cast(f.type, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise DataValidationError(
+                    f"Column '{f.name}' has type {column.type}, which cannot be stored as "
+                    f"{schema.field(f.name).type}: {e}") from None
+        if not f.nullable and column.null_count:
+            raise DataValidationError(f"Column '{f.name}' is NOT NULL but has {column.null_count} null value(s)")
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=target)
+
+
+def group_rows(table: pa.Table, keys: Sequence[str]) -> list[tuple[tuple, pa.Table]]:
+    """Split a table into (key values, rows) groups, preserving the rows' order inside each group."""
+    if not keys:
+        return [((), table)]
+    idx_name = "__row_index__"
+    indexed = table.select(list(keys)).append_column(idx_name, pa.array(np.arange(table.num_rows)))
+    grouped = indexed.group_by(list(keys), use_threads=False).aggregate([(idx_name, "list")])
+    out = []
+    key_columns = [grouped.column(k).to_pylist() for k in keys]
+    index_lists = grouped.column(f"{idx_name}_list")
+    for i in range(grouped.num_rows):
+        indices = index_lists[i].values
+        out.append((tuple(c[i] for c in key_columns), table.take(indices)))
+    return out
+
+
+class AppendWriter:
+    """Writes an append (no primary key) table: bucket-unaware (-1) or fixed buckets."""
+
+    def __init__(self, table: "Table", commit_user: str):
+        self.table = table
+        self.schema = table.schema
+        self.core = self.schema.core
+        self.commit_user = commit_user
+        self.num_buckets = self.core.bucket
+        self.partition_codec = table.partition_codec
+        self.bucket_key_types = [f.type for f in self.schema.fields_of(self.schema.bucket_keys)]
+        self.buffer: list[pa.Table] = []
+        self.buffered_bytes = 0
+        self.buffer_limit = self.core.get("write-buffer-size")
+        self.namer = FileNamer(self.core.get("data-file.prefix"), "." + self.core.file_format)
+        self.messages: dict[tuple[bytes, int], CommitMessage] = {}
+        self._next_seq: dict[tuple[bytes, int], int] = {}
+
+    def write(self, data: Any) -> None:
+        table = to_arrow_table(data, self.schema)
+        if table.num_rows == 0:
+            return
+        self.buffer.append(table)
+        self.buffered_bytes += table.nbytes
+        if self.buffered_bytes >= self.buffer_limit:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        table = pa.concat_tables(self.buffer) if len(self.buffer) > 1 else self.buffer[0]
+        self.buffer, self.buffered_bytes = [], 0
+        keys = list(self.schema.partition_keys)
+        if self.num_buckets > 0:
+            hashes = binary_row.hash_codes([table.column(k) for k in self.schema.bucket_keys], self.bucket_key_types)
+            buckets = binary_row.bucket_of(hashes, self.num_buckets)
+            table = table.append_column("__bucket__", pa.array(buckets, pa.int32()))
+            keys.append("__bucket__")
+        for key, rows in group_rows(table, keys):
+            if self.num_buckets > 0:
+                bucket = key[-1]
+                key = key[:-1]
+                rows = rows.drop_columns(["__bucket__"])
+            else:
+                bucket = 0
+            self._write_bucket(key, bucket, rows)
+
+    def _write_bucket(self, partition: tuple, bucket: int, rows: pa.Table) -> None:
+        part_bytes = self.partition_codec.to_bytes(partition)
+        directory = join(self.table.path, self.partition_codec.path(partition), f"bucket-{bucket}")
+        names: list[str] = []
+
+        def next_path() -> str:
+            names.append(self.namer.next())
+            return join(directory, names[-1])
+
+        writer = RollingFileWriter(self.table.file_io, self.core.file_format, rows.schema,
+                                   self.core.target_file_size, next_path,
+                                   self.core.get("file.compression"), self.core.get("file.compression.zstd-level"))
+        writer.write(rows)
+        key = (part_bytes, bucket)
+        msg = self.messages.get(key)
+        if msg is None:
+            msg = self.messages[key] = CommitMessage(part_bytes, bucket, self.num_buckets)
+        seq = self._start_sequence(key)
+        now = int(time.time() * 1000)
+        for (path, size, part) in writer.close():
+            n = part.num_rows
+            msg.new_files.append(DataFileMeta(
+                file_name=path.rsplit("/", 1)[-1], file_size=size, row_count=n,
+                min_key=binary_row.EMPTY, max_key=binary_row.EMPTY, key_stats=EMPTY_STATS,
+                value_stats=collect_stats(part, self.schema.fields, self.core),
+                min_sequence_number=seq, max_sequence_number=seq + n - 1,
+                schema_id=self.schema.id, level=0, creation_time_millis=now,
+                delete_row_count=0, file_source=FILE_SOURCE_APPEND))
+            seq += n
+        self._next_seq[key] = seq
+
+    def _start_sequence(self, key: tuple[bytes, int]) -> int:
+        if key in self._next_seq:
+            return self._next_seq[key]
+        if self.num_buckets <= 0:
+            return 0  # bucket-unaware tables do not order files by sequence
+        return self.table.max_sequence_number(key[0], key[1]) + 1
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        self.flush()
+        out = [m for m in self.messages.values() if m.new_files]
+        self.messages = {}
+        return out
+
+    def abort(self) -> None:
+        """Delete every file written so far and not committed."""
+        self.buffer = []
+        paths = []
+        for (part, bucket), msg in self.messages.items():
+            directory = self.table.bucket_path(part, bucket)
+            paths += [join(directory, f.file_name) for f in msg.new_files]
+        self.table.file_io.delete_quietly(paths)
+        self.messages = {}
+
+
+__all__ = ["AppendWriter", "CommitMessage", "to_arrow_table", "group_rows", "pc"]
