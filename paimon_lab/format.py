@@ -58,7 +58,10 @@ class RollingFileWriter:
 
     def _write_parquet(self, table: pa.Table) -> None:
         level = self.zstd_level if self.compression == "zstd" else None
-        row_group = 256 * 1024
+        # The writer's position only moves when a row group is flushed, so row groups must be
+        # small enough (in memory) that a file cannot overshoot the target by much.
+        per_row = max(1, table.nbytes // max(1, table.num_rows))
+        row_group = int(min(256 * 1024, max(1024, self.target // per_row)))
         start = 0
         while start < table.num_rows:
             path = self.next_path()
