@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import TYPE_CHECKING, Callable, Sequence
+import warnings
+from typing import TYPE_CHECKING, Sequence
 
 from . import binary_row
 from .errors import CommitConflictError, CommitError
+from .fs import join
 from .manifest import ADD, DELETE, FileNamer, ManifestEntry, ManifestFileMeta, SimpleStats, merge_entries
 from .snapshot import BATCH_COMMIT_IDENTIFIER, WATERMARK_MIN, Snapshot
 from .write import CommitMessage
@@ -32,25 +34,54 @@ class FileStoreCommit:
         self.max_retries = table.schema.core.get("commit.max-retries")
 
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: "Predicate | bool | None" = None,
-               commit_kind: str | None = None, identifier: int = BATCH_COMMIT_IDENTIFIER,
-               deleted: Sequence[ManifestEntry] = ()) -> int | None:
-        """Commit new files (and deletions of existing ones); return the new snapshot id.
+               identifier: int = BATCH_COMMIT_IDENTIFIER,
+               deleted: Sequence[ManifestEntry] = ()) -> tuple[int | None, int | None]:
+        """Commit what writers produced; returns (APPEND/OVERWRITE snapshot id, COMPACT snapshot id).
 
-        ``overwrite`` = True replaces the whole table; a partition predicate replaces the matching partitions.
-        Returns None when there is nothing to commit (no new files and not an overwrite).
+        New data and changelog files (and ``deleted`` entries) go into one APPEND snapshot, or an
+        OVERWRITE snapshot when ``overwrite`` is True (whole table) or a partition predicate.
+        Files replaced by compaction then go into a COMPACT snapshot. Either id is None when
+        that snapshot had nothing to do.
         """
         added = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
                  for m in messages for f in m.new_files]
-        if not added and not deleted and overwrite is None:
-            return None
-        kind = commit_kind or ("OVERWRITE" if overwrite is not None else "APPEND")
+        changelog = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
+                     for m in messages for f in m.changelog_files]
+        compact = [ManifestEntry(DELETE, m.partition, m.bucket, m.total_buckets, f)
+                   for m in messages for f in m.compact_before] + \
+                  [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
+                   for m in messages for f in m.compact_after]
+        compact_changelog = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
+                             for m in messages for f in m.compact_changelog]
+        first = None
+        if added or deleted or changelog or overwrite is not None:
+            kind = "OVERWRITE" if overwrite is not None else "APPEND"
+            first = self._commit_with_retries(added, kind, identifier, list(deleted), overwrite, changelog)
+        second = None
+        if compact or compact_changelog:
+            try:
+                second = self._commit_with_retries([e for e in compact if e.kind == ADD], "COMPACT", identifier,
+                                                   [e for e in compact if e.kind == DELETE], None,
+                                                   compact_changelog)
+            except CommitConflictError:
+                # The data is committed; only this compaction lost against another one.
+                self.table.file_io.delete_quietly(
+                    [join(self.table.bucket_path(m.partition, m.bucket), f.file_name)
+                     for m in messages for f in m.compact_after + m.compact_changelog])
+                if first is None:
+                    raise
+                warnings.warn("Compaction skipped: another commit already compacted these files", stacklevel=2)
+        return first, second
+
+    def _commit_with_retries(self, added: list[ManifestEntry], kind: str, identifier: int,
+                             deleted: list[ManifestEntry], overwrite, changelog: list[ManifestEntry]) -> int:
         for attempt in range(self.max_retries + 1):
             latest = self.table.snapshot_manager.latest()
             removals = list(deleted)
             if overwrite is not None:
                 removals += self._overwritten(latest, overwrite)
             self._check_conflicts(latest, deleted)
-            sid = self._try_commit(latest, added + [e.as_delete() for e in removals], kind, identifier)
+            sid = self._try_commit(latest, added + [e.as_delete() for e in removals], kind, identifier, changelog)
             if sid is not None:
                 return sid
             time.sleep(min(0.01 * (2 ** attempt), 0.5))
@@ -73,7 +104,7 @@ class FileStoreCommit:
                 + (" ..." if len(gone) > 5 else ""))
 
     def _try_commit(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: str,
-                    identifier: int) -> int | None:
+                    identifier: int, changelog: Sequence[ManifestEntry] = ()) -> int | None:
         t = self.table
         mio = t.manifest_io
         schema_id = t.schema.id
@@ -98,6 +129,14 @@ class FileStoreCommit:
             written.append(base_name)
             delta_size = mio.write_manifest_list(delta_name, delta_metas)
             written.append(delta_name)
+            changelog_name = changelog_size = None
+            if changelog:
+                name = manifest_names.next()
+                meta = mio.write_manifest(name, list(changelog), schema_id, self._partition_stats(changelog))
+                written.append(name)
+                changelog_name = list_names.next()
+                changelog_size = mio.write_manifest_list(changelog_name, [meta])
+                written.append(changelog_name)
             delta_count = sum(e.file.row_count for e in delta if e.kind == ADD) - \
                 sum(e.file.row_count for e in delta if e.kind == DELETE)
             snapshot = Snapshot(
@@ -107,7 +146,8 @@ class FileStoreCommit:
                 commit_user=self.commit_user, commit_identifier=identifier, commit_kind=kind,
                 time_millis=int(time.time() * 1000), log_offsets={},
                 total_record_count=total + delta_count, delta_record_count=delta_count,
-                changelog_record_count=0, watermark=WATERMARK_MIN,
+                changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
+                changelog_record_count=sum(e.file.row_count for e in changelog), watermark=WATERMARK_MIN,
                 index_manifest=latest.index_manifest if latest else None)
             if t.snapshot_manager.commit(snapshot):
                 return snapshot.id
@@ -157,5 +197,3 @@ class FileStoreCommit:
                 written.append(name)
         return out
 
-
-CommitFn = Callable[[Sequence[CommitMessage]], int | None]

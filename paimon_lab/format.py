@@ -27,13 +27,17 @@ class RollingFileWriter:
 
     ``next_path`` is called for every new file; :meth:`close` returns ``(path, size, table)``
     per file so the caller can compute statistics on exactly the rows of each file.
+    ``file_columns`` names the columns that go into the files (default: all).
     """
 
     def __init__(self, file_io: FileIO, fmt: str, schema: pa.Schema, target_size: int,
-                 next_path, compression: str = "zstd", zstd_level: int = 1):
+                 next_path, compression: str = "zstd", zstd_level: int = 1,
+                 file_columns: Sequence[str] | None = None):
         if fmt not in FORMATS:
             raise UnsupportedTypeError(f"Unknown file format '{fmt}'")
-        self.io, self.fmt, self.schema = file_io, fmt, schema
+        self.io, self.fmt = file_io, fmt
+        self.file_columns = list(file_columns) if file_columns is not None else None
+        self.schema = pa.schema([schema.field(c) for c in self.file_columns]) if self.file_columns else schema
         self.target = target_size
         self.next_path = next_path
         self.compression = compression
@@ -52,7 +56,7 @@ class RollingFileWriter:
             for start in range(0, table.num_rows, rows):
                 part = table.slice(start, rows)
                 path = self.next_path()
-                data = write_table_bytes(part, self.fmt, self.compression)
+                data = write_table_bytes(self._project(part), self.fmt, self.compression)
                 self.io.write_bytes(path, data)
                 self.done.append((path, len(data), part))
 
@@ -72,7 +76,7 @@ class RollingFileWriter:
             try:
                 while start < table.num_rows:
                     chunk = table.slice(start, row_group)
-                    writer.write_table(chunk, row_group_size=row_group)
+                    writer.write_table(self._project(chunk), row_group_size=row_group)
                     start += chunk.num_rows
                     if sink.tell() >= self.target:
                         break
@@ -81,6 +85,9 @@ class RollingFileWriter:
                 size = sink.tell()
                 sink.close()
             self.done.append((path, size, table.slice(first, start - first)))
+
+    def _project(self, table: pa.Table) -> pa.Table:
+        return table.select(self.file_columns) if self.file_columns is not None else table
 
     def close(self) -> list[tuple[str, int, pa.Table]]:
         return self.done

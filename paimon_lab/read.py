@@ -67,22 +67,43 @@ class TableRead:
             out = out.filter(self.predicate.to_expression())
         return out
 
+    def _read_merged(self, split: DataSplit) -> pa.Table:
+        """Merge-on-read of one bucket of a primary-key table."""
+        from .mergetree.compact import BucketFiles, drop_retracts, merge_sorted
+
+        t = self.table
+        layout = t.kv_layout
+        files = BucketFiles(t, layout, split.partition, split.bucket)
+        kv = files.read(split.files)
+        levels = {f.level for f in split.files}
+        if len(split.files) > 1 and not (len(levels) == 1 and 0 not in levels):
+            kv = merge_sorted(layout, t.merge_function, kv)
+        values = drop_retracts(kv).select(layout.value_names)
+        if self.predicate is not None:
+            values = values.filter(self.predicate.to_expression())
+        return values
+
     def read(self, splits: Sequence[DataSplit]) -> pa.Table:
+        if self.table.schema.primary_keys:
+            return self._finish(self._read_parts(self._read_merged, splits))
         jobs = [(s, f) for s in splits for f in s.files]
-        parts: list[pa.Table] = []
+        return self._finish(self._read_parts(lambda job: self._read_file(*job), jobs))
+
+    def _read_parts(self, fn, items) -> list[pa.Table]:
         if self.limit is not None:
-            remaining = self.limit
-            for s, f in jobs:
+            parts, remaining = [], self.limit
+            for item in items:
                 if remaining <= 0:
                     break
-                part = self._read_file(s, f)
-                parts.append(part.slice(0, remaining))
+                parts.append(fn(item).slice(0, remaining))
                 remaining -= parts[-1].num_rows
-        elif len(jobs) > 1:
+            return parts
+        if len(items) > 1:
             with ThreadPoolExecutor(max_workers=4) as pool:
-                parts = list(pool.map(lambda job: self._read_file(*job), jobs))
-        else:
-            parts = [self._read_file(s, f) for s, f in jobs]
+                return list(pool.map(fn, items))
+        return [fn(i) for i in items]
+
+    def _finish(self, parts: list[pa.Table]) -> pa.Table:
         if not parts:
             return self.output_schema.empty_table()
         result = pa.concat_tables(parts)

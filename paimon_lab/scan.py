@@ -113,9 +113,13 @@ class FileStoreScan:
 
     def plan(self, snapshot: Snapshot, predicate: Predicate | None = None) -> list[DataSplit]:
         """Splits of a snapshot: live files grouped by partition and bucket, pruned by ``predicate``."""
-        part_names = {f.name for f in self.table.schema.partition_fields}
+        schema = self.table.schema
+        part_names = {f.name for f in schema.partition_fields}
         part_pred = predicate.restrict(part_names) if predicate is not None else None
         entries = self.read_entries(snapshot, part_pred)
+        if predicate is not None and schema.primary_keys:
+            # Versions of a row live in several files; only key columns may skip a file.
+            predicate = predicate.restrict(set(schema.primary_keys))
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         for e in entries:
             if predicate is not None and not self.file_may_match(e.file, predicate):

@@ -52,8 +52,8 @@ class Table:
     def _set_schema(self, schema: TableSchema) -> None:
         self._schemas[schema.id] = schema
         self.schema = schema
-        self.__dict__.pop("partition_codec", None)
-        self.__dict__.pop("manifest_io", None)
+        for cached in ("partition_codec", "manifest_io", "kv_layout", "merge_function"):
+            self.__dict__.pop(cached, None)
 
     def refresh(self) -> "Table":
         """Pick up a newer schema written by someone else."""
@@ -85,6 +85,19 @@ class Table:
     def manifest_io(self) -> ManifestIO:
         return ManifestIO(self.file_io, self.path, self.schema.core.manifest_compression)
 
+    @cached_property
+    def kv_layout(self):
+        """Key-value layout of a primary-key table's files."""
+        from .mergetree.kv import KeyValueLayout
+
+        return KeyValueLayout(self.schema)
+
+    @cached_property
+    def merge_function(self):
+        from .mergetree.merge_function import merge_function_for
+
+        return merge_function_for(self.schema)
+
     def schema_for(self, schema_id: int) -> TableSchema:
         got = self._schemas.get(schema_id)
         if got is None:
@@ -107,7 +120,7 @@ class Table:
     def discard(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files of uncommitted messages."""
         self.file_io.delete_quietly([join(self.bucket_path(m.partition, m.bucket), f.file_name)
-                                     for m in messages for f in m.new_files])
+                                     for m in messages for f in m.all_written()])
 
     def store_scan(self) -> FileStoreScan:
         return FileStoreScan(self)
@@ -122,19 +135,62 @@ class Table:
     # ------------------------------------------------------------------ writing
     def _new_writer(self, commit_user: str):
         if self.schema.primary_keys:
-            raise PaimonLabError(
-                f"Table {self.identifier} has a primary key; primary-key writes are not supported yet")
+            from .mergetree.writer import KeyValueFileStoreWrite
+
+            return KeyValueFileStoreWrite(self, commit_user)
         return AppendWriter(self, commit_user)
 
-    def write(self, data: Any, *, overwrite: bool | dict = False) -> int | None:
+    def write(self, data: Any, *, overwrite: bool | dict = False, row_kinds: Sequence[str] | None = None) -> int | None:
         """Write data (pyarrow Table/RecordBatch or pandas DataFrame) as exactly one commit.
 
         ``overwrite=True`` replaces the table's contents; a dict such as ``{"dt": "2024-01-01"}``
-        replaces only the matching partitions. Returns the new snapshot id (None if nothing to write).
+        replaces only the matching partitions. For primary-key tables, ``row_kinds`` gives each
+        row's kind ('+I', '-U', '+U', '-D'; also accepted as a ``_row_kind`` column); plain rows
+        are inserts (upserts). Returns the new snapshot id (None if nothing to write). A write
+        that triggers compaction commits an APPEND snapshot (whose id is returned) and then a
+        COMPACT snapshot.
         """
         with self.writer(overwrite=overwrite) as w:
-            w.write(data)
+            w.write(data, row_kinds=row_kinds)
         return w.snapshot_id
+
+    def delete(self, filter: FilterLike) -> int | None:
+        """Delete the rows matching ``filter`` (primary-key tables: writes -D records)."""
+        if not self.schema.primary_keys:
+            raise PaimonLabError("delete() needs a primary-key table; append tables support overwrite")
+        rows = self.to_arrow(filter=filter)
+        if rows.num_rows == 0:
+            return None
+        return self.write(rows, row_kinds=["-D"] * rows.num_rows)
+
+    def compact(self, *, full: bool = False, partition: dict | None = None) -> int | None:
+        """Compact the LSM trees of a primary-key table (all buckets, or one partition's).
+
+        ``full=True`` merges each bucket into its top level. Returns the COMPACT snapshot id, or
+        None if there was nothing to do.
+        """
+        if not self.schema.primary_keys:
+            raise PaimonLabError("compact() is for primary-key tables")
+        self.refresh()
+        pred = None
+        if partition:
+            pred = bind(And(tuple(Leaf("=", k, (v,)) for k, v in partition.items())), self.schema.arrow_schema())
+        store = self._new_writer(str(uuid.uuid4()))
+        messages: list[CommitMessage] = []
+        try:
+            store.compact(full, pred)
+            messages = [m for m in (w.prepare_commit(False) for w in store.writers.values())
+                        if m.compact_before or m.compact_after or m.compact_changelog]
+            for m in messages:
+                if m.new_files or m.changelog_files:
+                    raise PaimonLabError("compaction produced new data files")  # pragma: no cover
+            if not messages:
+                return None
+            _, compact_id = FileStoreCommit(self, store.commit_user).commit(messages)
+        except BaseException:
+            self.discard(messages)
+            raise
+        return compact_id
 
     @contextmanager
     def writer(self, *, overwrite: bool | dict = False) -> Iterator["TableWriter"]:
@@ -203,6 +259,80 @@ class Table:
         """Like :meth:`to_arrow`, as a pandas DataFrame."""
         return self.to_arrow(**kwargs).to_pandas()
 
+    def levels(self, snapshot_id: int | None = None) -> pd.DataFrame:
+        """The LSM layout of a snapshot: one row per data file with its partition, bucket, level,
+        row count, size, min/max key, sequence range and deleted-row count."""
+        snap = self.snapshot(snapshot_id)
+        columns = ["partition", "bucket", "level", "file_name", "row_count", "file_size", "min_key",
+                   "max_key", "min_sequence_number", "max_sequence_number", "deleted_rows", "schema_id"]
+        if snap is None:
+            return pd.DataFrame(columns=columns)
+        key_types = self.kv_layout.key_types if self.schema.primary_keys else []
+        from . import binary_row
+
+        rows = []
+        for e in self.store_scan().live_entries(snap):
+            f = e.file
+            rows.append((self.partition_codec.to_dict(e.partition), e.bucket, f.level, f.file_name, f.row_count,
+                         f.file_size,
+                         tuple(binary_row.deserialize(f.min_key, key_types)) if key_types else None,
+                         tuple(binary_row.deserialize(f.max_key, key_types)) if key_types else None,
+                         f.min_sequence_number, f.max_sequence_number, f.delete_row_count or 0, f.schema_id))
+        df = pd.DataFrame(rows, columns=columns)
+        order = df["partition"].map(lambda d: tuple(str(v) for v in d.values()))
+        return df.assign(_o=order).sort_values(["_o", "bucket", "level", "min_sequence_number"]) \
+            .drop(columns="_o").reset_index(drop=True)
+
+    def changes(self, start_snapshot: int, end_snapshot: int | None = None, *,
+                columns: Sequence[str] | None = None) -> pa.Table:
+        """The rows that changed after ``start_snapshot`` up to ``end_snapshot`` (default latest),
+        with a ``rowkind`` column ('+I', '-U', '+U', '-D') first, like Paimon's audit_log.
+
+        With a changelog producer the changelog files are read; otherwise the delta files of
+        APPEND snapshots (for primary-key tables, each commit's merged input records).
+        """
+        from .manifest import ADD
+
+        end = end_snapshot if end_snapshot is not None else self.snapshot_manager.latest_id()
+        names = list(columns) if columns is not None else self.schema.field_names
+        out_schema = pa.schema([pa.field("rowkind", pa.string(), nullable=False)] +
+                               [self.schema.arrow_schema().field(c) for c in names])
+        if end is None or end <= start_snapshot:
+            return out_schema.empty_table()
+        use_changelog = bool(self.schema.primary_keys) and self.schema.core.get("changelog-producer") != "none"
+        parts = []
+        for sid in range(start_snapshot + 1, end + 1):
+            snap = self.snapshot_manager.snapshot(sid)
+            if use_changelog:
+                list_name = snap.changelog_manifest_list
+            else:
+                list_name = snap.delta_manifest_list if snap.commit_kind == "APPEND" else None
+            if not list_name:
+                continue
+            entries = [e for m in self.manifest_io.read_manifest_list(list_name)
+                       for e in self.manifest_io.read_manifest(m.file_name) if e.kind == ADD]
+            for e in sorted(entries, key=lambda e: (e.partition, e.bucket, e.file.min_sequence_number)):
+                parts.append(self._changed_rows(e, names))
+        if not parts:
+            return out_schema.empty_table()
+        return pa.concat_tables(parts).cast(out_schema)
+
+    def _changed_rows(self, entry, names: list[str]) -> pa.Table:
+        from .mergetree.kv import KIND_NAMES, VALUE_KIND
+
+        if self.schema.primary_keys:
+            from .mergetree.compact import BucketFiles
+
+            kv = BucketFiles(self, self.kv_layout, entry.partition, entry.bucket).read([entry.file])
+            kinds = kv.column(VALUE_KIND)
+            labels = pa.array(list(KIND_NAMES.values()), pa.string())
+            kind_text = labels.take(kinds.cast(pa.int32()))
+            rows = kv.select(names)
+        else:
+            rows = TableRead(self, names).read([DataSplit(entry.partition, entry.bucket, [entry.file], 0)])
+            kind_text = pa.array(["+I"] * rows.num_rows, pa.string())
+        return rows.add_column(0, "rowkind", kind_text)
+
     # ------------------------------------------------------------------ snapshots and tags
     def snapshots(self) -> list[Snapshot]:
         """All snapshots still present, oldest first."""
@@ -239,10 +369,15 @@ class TableWriter:
         self.snapshot_id: int | None = None
         self._done = False
 
-    def write(self, data: Any) -> None:
+    def write(self, data: Any, row_kinds: Sequence[str] | None = None) -> None:
         if self._done:
             raise PaimonLabError("This writer has already committed")
-        self._writer.write(data)
+        if row_kinds is not None and not self.table.schema.primary_keys:
+            raise PaimonLabError("row_kinds only apply to primary-key tables")
+        if self.table.schema.primary_keys:
+            self._writer.write(data, row_kinds)
+        else:
+            self._writer.write(data)
 
     def prepare_commit(self) -> list[CommitMessage]:
         return self._writer.prepare_commit()
@@ -256,11 +391,13 @@ class TableWriter:
             messages = self.prepare_commit()
             if isinstance(overwrite, Predicate):
                 self._check_inside(messages, overwrite)
-            self.snapshot_id = FileStoreCommit(self.table, self.commit_user).commit(messages, overwrite=overwrite)
+            # FileStoreCommit cleans up after itself once the first snapshot is visible.
+            first, second = FileStoreCommit(self.table, self.commit_user).commit(messages, overwrite=overwrite)
         except BaseException:
             self.table.discard(messages)
             self.abort()
             raise
+        self.snapshot_id = first if first is not None else second
         self._done = True
         return self.snapshot_id
 

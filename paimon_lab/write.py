@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from . import binary_row
 from .errors import DataValidationError
@@ -30,12 +29,21 @@ if TYPE_CHECKING:
 
 @dataclass
 class CommitMessage:
-    """New files of one partition and bucket, waiting to be committed."""
+    """What a writer produced for one partition and bucket, waiting to be committed: new data
+    files and their changelog (an APPEND snapshot), and the files a compaction replaced (before)
+    and wrote (after) with the changelog it produced (a COMPACT snapshot)."""
 
     partition: bytes
     bucket: int
     total_buckets: int
     new_files: list[DataFileMeta] = field(default_factory=list)
+    changelog_files: list[DataFileMeta] = field(default_factory=list)
+    compact_before: list[DataFileMeta] = field(default_factory=list)
+    compact_after: list[DataFileMeta] = field(default_factory=list)
+    compact_changelog: list[DataFileMeta] = field(default_factory=list)
+
+    def all_written(self) -> list[DataFileMeta]:
+        return self.new_files + self.changelog_files + self.compact_after + self.compact_changelog
 
 
 def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
@@ -196,5 +204,3 @@ class AppendWriter:
         self.table.file_io.delete_quietly(paths)
         self.messages = {}
 
-
-__all__ = ["AppendWriter", "CommitMessage", "to_arrow_table", "group_rows", "pc"]

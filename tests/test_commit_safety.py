@@ -102,7 +102,7 @@ def test_lost_race_retries_on_top_of_new_snapshot(catalog, sample_schema, monkey
     monkeypatch.setattr(commit, "_try_commit", racing)
     w = t._new_writer(commit.commit_user)
     w.write(make_rows(5, start=200))
-    sid = commit.commit(w.prepare_commit())
+    sid, _ = commit.commit(w.prepare_commit())
     assert sid == 3
     assert t.snapshot(3).total_record_count == 15
     assert sorted(t.to_arrow()["id"].to_pylist()) == list(range(5)) + list(range(100, 105)) + list(range(200, 205))

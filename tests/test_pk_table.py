@@ -1,0 +1,265 @@
+"""Primary-key tables end to end: upserts, deletes, merge engines, levels, compaction, changelog."""
+
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from paimon_lab.errors import DataValidationError, SchemaError
+
+KV = pa.schema([("k", pa.int32()), ("v1", pa.float64()), ("v2", pa.string())])
+
+
+def rows(*tuples, schema=KV):
+    cols = list(zip(*tuples)) if tuples else [[] for _ in schema]
+    return pa.table({f.name: pa.array(list(c), f.type) for f, c in zip(schema, cols)})
+
+
+def pk_table(catalog, name="db.t", schema=KV, pk=("k",), **options):
+    opts = {"bucket": "2", **options}
+    return catalog.create_table(name, schema, primary_keys=list(pk), options=opts)
+
+
+def as_tuples(t: pa.Table, key="k"):
+    return [tuple(r.values()) for r in t.sort_by(key).to_pylist()]
+
+
+# ---------------------------------------------------------------- seed 003 examples, through the table
+
+def test_seed_deduplicate(catalog):
+    t = pk_table(catalog)
+    t.write(rows((1, 2.0, "apple")))
+    t.write(rows((1, 4.0, "banana")))
+    t.write(rows((1, 8.0, "cherry")))
+    assert as_tuples(t.to_arrow(filter="k = 1")) == [(1, 8.0, "cherry")]
+    t2 = pk_table(catalog, "db.t2")
+    t2.write(rows((1, 2.0, "apple"), (1, 4.0, "banana"), (1, 4.0, "banana")), row_kinds=["+I", "+I", "-D"])
+    assert t2.to_arrow(filter="k = 1").num_rows == 0
+
+
+def test_seed_first_row(catalog):
+    t = pk_table(catalog, **{"merge-engine": "first-row"})
+    for r in [(1, 2.0, "apple"), (1, 4.0, "banana"), (1, 8.0, "cherry")]:
+        t.write(rows(r))
+    assert as_tuples(t.to_arrow()) == [(1, 2.0, "apple")]
+    with pytest.raises(DataValidationError, match="first-row.ignore-delete"):
+        t.write(rows((1, 2.0, "apple")), row_kinds=["-D"])
+        t.compact(full=True)
+
+
+def test_seed_aggregation(catalog):
+    schema = pa.schema([("product_id", pa.int64()), ("price", pa.float64()), ("sales", pa.int64())])
+    t = pk_table(catalog, schema=schema, pk=("product_id",), **{
+        "merge-engine": "aggregation", "fields.price.aggregate-function": "max",
+        "fields.sales.aggregate-function": "sum"})
+    t.write(rows((1, 23.0, 15), schema=schema))
+    t.write(rows((1, 30.2, 20), schema=schema))
+    assert as_tuples(t.to_arrow(), "product_id") == [(1, 30.2, 35)]
+    t.compact(full=True)
+    assert as_tuples(t.to_arrow(), "product_id") == [(1, 30.2, 35)]
+
+
+def test_seed_partial_update(catalog):
+    schema = pa.schema([("k", pa.int32()), ("v1", pa.float64()), ("v2", pa.int64()), ("v3", pa.string())])
+    t = pk_table(catalog, schema=schema, **{"merge-engine": "partial-update"})
+    t.write(rows((1, 23.0, 10, None), schema=schema))
+    t.write(rows((1, None, None, "This is a book"), schema=schema))
+    t.write(rows((1, 25.2, None, None), schema=schema))
+    assert as_tuples(t.to_arrow()) == [(1, 25.2, 10, "This is a book")]
+
+
+# ---------------------------------------------------------------- write path and files
+
+def test_upserts_across_commits_and_file_layout(catalog):
+    t = pk_table(catalog)
+    t.write(rows(*[(i, float(i), f"a{i}") for i in range(100)]))
+    t.write(rows(*[(i, float(-i), f"b{i}") for i in range(50, 150)]))
+    got = t.to_arrow()
+    assert got.num_rows == 150
+    d = {r["k"]: r["v2"] for r in got.to_pylist()}
+    assert d[10] == "a10" and d[60] == "b60" and d[149] == "b149"
+    import pyarrow.parquet as pq
+    f = t.plan()[0].files[0]
+    path = os.path.join(t.bucket_path(t.plan()[0].partition, t.plan()[0].bucket), f.file_name)
+    assert pq.read_schema(path).names == ["_KEY_k", "_SEQUENCE_NUMBER", "_VALUE_KIND", "k", "v1", "v2"]
+    levels = t.levels()
+    assert set(levels["bucket"]) == {0, 1}
+    seqs = levels.groupby("bucket")["max_sequence_number"].max()
+    counts = levels.groupby("bucket")["row_count"].sum()
+    assert all(seqs[b] == counts[b] - 1 for b in seqs.index)  # per-bucket sequence numbers 0..n-1
+
+
+def test_thin_mode_files_have_no_key_columns(catalog):
+    import pyarrow.parquet as pq
+    t = pk_table(catalog, **{"data-file.thin-mode": "true"})
+    t.write(rows((1, 1.0, "x"), (2, 2.0, "y")))
+    t.write(rows((1, 3.0, "z")))
+    s = t.plan()[0]
+    path = os.path.join(t.bucket_path(s.partition, s.bucket), s.files[0].file_name)
+    assert pq.read_schema(path).names == ["_SEQUENCE_NUMBER", "_VALUE_KIND", "k", "v1", "v2"]
+    assert as_tuples(t.to_arrow()) == [(1, 3.0, "z"), (2, 2.0, "y")]
+
+
+def test_row_kind_column_and_delete(catalog):
+    t = pk_table(catalog)
+    t.write(rows(*[(i, float(i), str(i)) for i in range(10)]))
+    data = rows((3, 0.0, "x"), (4, 0.0, "x")).append_column("_row_kind", pa.array(["-D", "-U"]))
+    t.write(data)
+    assert sorted(t.to_arrow()["k"].to_pylist()) == [0, 1, 2, 5, 6, 7, 8, 9]
+    t.delete("k >= 8")
+    assert sorted(t.to_arrow()["k"].to_pylist()) == [0, 1, 2, 5, 6, 7]
+    with pytest.raises(DataValidationError, match="Unknown row kind"):
+        t.write(rows((1, 1.0, "a")), row_kinds=["+X"])
+
+
+def test_primary_key_is_not_null_and_must_contain_partition_keys(catalog):
+    schema = pa.schema([("k", pa.int32()), ("dt", pa.string()), ("v", pa.int32())])
+    with pytest.raises(SchemaError, match="must contain the partition keys"):
+        catalog.create_table("db.x", schema, primary_keys=["k"], partition_keys=["dt"], options={"bucket": "2"})
+    t = catalog.create_table("db.y", schema, primary_keys=["k", "dt"], partition_keys=["dt"], options={"bucket": "2"})
+    assert not t.schema.field("k").type.nullable
+    with pytest.raises(DataValidationError, match="NOT NULL"):
+        t.write(pa.table({"k": pa.array([None], pa.int32()), "dt": ["a"], "v": pa.array([1], pa.int32())}))
+
+
+def test_partitioned_pk_table_with_bucket_key(catalog):
+    schema = pa.schema([("dt", pa.string()), ("shop_id", pa.int64()), ("user_id", pa.int64()),
+                        ("num_orders", pa.int32())])
+    t = catalog.create_table("db.T", schema, primary_keys=["dt", "shop_id", "user_id"], partition_keys=["dt"],
+                             options={"bucket": "4", "bucket-key": "shop_id"})
+    data = pa.table({"dt": ["d1"] * 40 + ["d2"] * 40, "shop_id": [i % 5 for i in range(80)],
+                     "user_id": list(range(80)), "num_orders": pa.array([1] * 80, pa.int32())})
+    t.write(data)
+    t.write(data.set_column(3, "num_orders", pa.array([2] * 80, pa.int32())))
+    out = t.to_arrow()
+    assert out.num_rows == 80 and set(out["num_orders"].to_pylist()) == {2}
+    # one shop's rows always share a bucket
+    for s in t.plan():
+        shops = t.to_arrow(filter=f"dt = '{t.partition_codec.from_bytes(s.partition)[0]}'")
+        assert shops.num_rows == 40
+    assert t.to_arrow(filter="dt = 'd2' AND user_id = 45")["num_orders"].to_pylist() == [2]
+
+
+# ---------------------------------------------------------------- compaction
+
+def test_full_compaction_commits_compact_snapshot(catalog):
+    t = pk_table(catalog, bucket="1")
+    for i in range(3):
+        t.write(rows(*[(k, float(i), f"v{i}") for k in range(20)]))
+    before = t.to_arrow()
+    sid = t.compact(full=True)
+    snap = t.snapshot(sid)
+    assert snap.commit_kind == "COMPACT"
+    lv = t.levels()
+    assert list(lv["level"]) == [5] and lv["row_count"].sum() == 20
+    assert as_tuples(t.to_arrow()) == as_tuples(before)
+    delta = t.manifest_io.read_manifest_list(snap.delta_manifest_list)
+    kinds = [e.kind for m in delta for e in t.manifest_io.read_manifest(m.file_name)]
+    assert kinds.count(1) == 3 and kinds.count(0) == 1  # DELETE the three level-0 files, ADD one
+    assert t.compact(full=True) is None  # nothing left to do
+
+
+def test_universal_compaction_triggers_on_sorted_run_count(catalog):
+    t = pk_table(catalog, bucket="1", **{"num-sorted-run.compaction-trigger": "3"})
+    kinds = []
+    for i in range(6):
+        t.write(rows(*[(k, float(i), "x") for k in range(i, i + 10)]))
+    kinds = [s.commit_kind for s in t.snapshots()]
+    assert "COMPACT" in kinds
+    assert len(t.levels()) <= 4
+    assert t.to_arrow().num_rows == 15
+
+
+def test_write_only_leaves_compaction_to_compact_call(catalog):
+    t = pk_table(catalog, bucket="1", **{"write-only": "true", "num-sorted-run.compaction-trigger": "2"})
+    for i in range(5):
+        t.write(rows((i, 1.0, "a"), (100, float(i), "b")))
+    assert all(s.commit_kind == "APPEND" for s in t.snapshots())
+    assert set(t.levels()["level"]) == {0}
+    sid = t.compact()
+    assert t.snapshot(sid).commit_kind == "COMPACT"
+    assert as_tuples(t.to_arrow()) == [(0, 1.0, "a"), (1, 1.0, "a"), (2, 1.0, "a"), (3, 1.0, "a"), (4, 1.0, "a"),
+                                       (100, 4.0, "b")]
+
+
+def test_deletes_are_dropped_at_top_level(catalog):
+    t = pk_table(catalog, bucket="1")
+    t.write(rows((1, 1.0, "a"), (2, 2.0, "b")))
+    t.write(rows((1, 1.0, "a")), row_kinds=["-D"])
+    t.compact(full=True)
+    lv = t.levels()
+    assert lv["row_count"].sum() == 1
+    assert as_tuples(t.to_arrow()) == [(2, 2.0, "b")]
+
+
+def test_full_compaction_every_n_delta_commits(catalog):
+    t = pk_table(catalog, bucket="1", **{"full-compaction.delta-commits": "2", "write-only": "false"})
+    t.write(rows((1, 1.0, "a")))
+    t.write(rows((2, 1.0, "a")))
+    kinds = [s.commit_kind for s in t.snapshots()]
+    assert kinds == ["APPEND", "APPEND", "COMPACT"]
+
+
+# ---------------------------------------------------------------- changelog producers
+
+def changelog(t, start=0):
+    return [(r["rowkind"], r["k"], r["v2"]) for r in t.changes(start).to_pylist()]
+
+
+def test_input_changelog_producer(catalog):
+    t = pk_table(catalog, bucket="1", **{"changelog-producer": "input"})
+    t.write(rows((1, 1.0, "a"), (2, 1.0, "b")))
+    t.write(rows((1, 1.0, "a"), (1, 2.0, "c")), row_kinds=["-U", "+U"])
+    assert changelog(t) == [("+I", 1, "a"), ("+I", 2, "b"), ("-U", 1, "a"), ("+U", 1, "c")]
+    snap = t.snapshot(2)
+    assert snap.changelog_manifest_list and snap.changelog_record_count == 2
+    files = [f for f in os.listdir(t.bucket_path(t.partition_codec.to_bytes(()), 0)) if f.startswith("changelog-")]
+    assert len(files) == 2
+
+
+def test_lookup_changelog_producer_complete_changelog(catalog):
+    t = pk_table(catalog, bucket="1", **{"changelog-producer": "lookup"})
+    t.write(rows((1, 1.0, "a"), (2, 1.0, "b")))
+    t.write(rows((1, 2.0, "c"), (3, 1.0, "d")))
+    t.write(rows((2, 1.0, "b")), row_kinds=["-D"])
+    assert changelog(t) == [("+I", 1, "a"), ("+I", 2, "b"), ("-U", 1, "a"), ("+U", 1, "c"), ("+I", 3, "d"),
+                            ("-D", 2, "b")]
+    assert set(t.levels()["level"]) != {0}  # level 0 never survives a lookup commit
+
+
+def test_lookup_row_deduplicate(catalog):
+    t = pk_table(catalog, bucket="1", **{"changelog-producer": "lookup",
+                                         "changelog-producer.row-deduplicate": "true"})
+    t.write(rows((1, 1.0, "a")))
+    t.write(rows((1, 1.0, "a"), (2, 2.0, "b")))
+    assert changelog(t) == [("+I", 1, "a"), ("+I", 2, "b")]
+
+
+def test_full_compaction_changelog_producer(catalog):
+    t = pk_table(catalog, bucket="1", **{"changelog-producer": "full-compaction"})
+    t.write(rows((1, 1.0, "a"), (2, 1.0, "b")))
+    t.compact(full=True)
+    t.write(rows((1, 2.0, "c")))
+    t.write(rows((2, 1.0, "b")), row_kinds=["-D"])
+    assert changelog(t) == [("+I", 1, "a"), ("+I", 2, "b")]
+    t.compact(full=True)
+    assert changelog(t, 3) == [("-U", 1, "a"), ("+U", 1, "c"), ("-D", 2, "b")]
+
+
+def test_changes_without_producer_are_delta_records(catalog):
+    t = pk_table(catalog, bucket="1")
+    t.write(rows((1, 1.0, "a")))
+    t.write(rows((1, 1.0, "a")), row_kinds=["-D"])
+    assert changelog(t) == [("+I", 1, "a"), ("-D", 1, "a")]
+
+
+def test_write_buffer_spills_to_level0_files(catalog):
+    t = pk_table(catalog, bucket="1", **{"write-buffer-size": "64 kb", "write-only": "true"})
+    with t.writer() as w:
+        for i in range(10):
+            w.write(rows(*[(k, float(i), "x" * 10) for k in range(i * 1000, i * 1000 + 1000)]))
+    lv = t.levels()
+    assert len(lv) > 3 and set(lv["level"]) == {0}
+    assert t.to_arrow().num_rows == 10_000
+    assert len(t.snapshots()) == 1
