@@ -99,6 +99,12 @@ class Catalog:
         full = f"{db}.{name}"
         table_schema = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys,
                                   options={k: v for k, v in (options or {}).items()}, comment=comment)
+        if table_schema.primary_keys:
+            from .mergetree.kv import KeyValueLayout
+            from .mergetree.merge_function import merge_function_for
+
+            KeyValueLayout(table_schema)  # validates sequence.field
+            merge_function_for(table_schema)  # validates merge engine options
         path = self.table_path(full)
         manager = SchemaManager(self.file_io, path)
         if manager.list_ids():

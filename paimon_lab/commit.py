@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 from . import binary_row
 from .errors import CommitConflictError, CommitError
 from .fs import join
+from .index_manifest import commit_index_changes
 from .manifest import ADD, DELETE, FileNamer, ManifestEntry, ManifestFileMeta, SimpleStats, merge_entries
 from .snapshot import BATCH_COMMIT_IDENTIFIER, WATERMARK_MIN, Snapshot
 from .write import CommitMessage
@@ -53,16 +54,19 @@ class FileStoreCommit:
                    for m in messages for f in m.compact_after]
         compact_changelog = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
                              for m in messages for f in m.compact_changelog]
+        index_changes = [e for m in messages for e in m.index_changes]
+        compact_index = [e for m in messages for e in m.compact_index_changes]
         first = None
-        if added or deleted or changelog or overwrite is not None:
+        if added or deleted or changelog or index_changes or overwrite is not None:
             kind = "OVERWRITE" if overwrite is not None else "APPEND"
-            first = self._commit_with_retries(added, kind, identifier, list(deleted), overwrite, changelog)
+            first = self._commit_with_retries(added, kind, identifier, list(deleted), overwrite, changelog,
+                                              index_changes)
         second = None
-        if compact or compact_changelog:
+        if compact or compact_changelog or compact_index:
             try:
                 second = self._commit_with_retries([e for e in compact if e.kind == ADD], "COMPACT", identifier,
                                                    [e for e in compact if e.kind == DELETE], None,
-                                                   compact_changelog)
+                                                   compact_changelog, compact_index)
             except CommitConflictError:
                 # The data is committed; only this compaction lost against another one.
                 self.table.file_io.delete_quietly(
@@ -74,14 +78,16 @@ class FileStoreCommit:
         return first, second
 
     def _commit_with_retries(self, added: list[ManifestEntry], kind: str, identifier: int,
-                             deleted: list[ManifestEntry], overwrite, changelog: list[ManifestEntry]) -> int:
+                             deleted: list[ManifestEntry], overwrite, changelog: list[ManifestEntry],
+                             index_changes: list | None = None) -> int:
         for attempt in range(self.max_retries + 1):
             latest = self.table.snapshot_manager.latest()
             removals = list(deleted)
             if overwrite is not None:
                 removals += self._overwritten(latest, overwrite)
             self._check_conflicts(latest, deleted)
-            sid = self._try_commit(latest, added + [e.as_delete() for e in removals], kind, identifier, changelog)
+            sid = self._try_commit(latest, added + [e.as_delete() for e in removals], kind, identifier, changelog,
+                                   index_changes or [])
             if sid is not None:
                 return sid
             time.sleep(min(0.01 * (2 ** attempt), 0.5))
@@ -104,7 +110,7 @@ class FileStoreCommit:
                 + (" ..." if len(gone) > 5 else ""))
 
     def _try_commit(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: str,
-                    identifier: int, changelog: Sequence[ManifestEntry] = ()) -> int | None:
+                    identifier: int, changelog: Sequence[ManifestEntry] = (), index_changes: Sequence = ()) -> int | None:
         t = self.table
         mio = t.manifest_io
         schema_id = t.schema.id
@@ -137,6 +143,11 @@ class FileStoreCommit:
                 changelog_name = list_names.next()
                 changelog_size = mio.write_manifest_list(changelog_name, [meta])
                 written.append(changelog_name)
+            previous_index = latest.index_manifest if latest else None
+            index_manifest = commit_index_changes(t.file_io, t.path, previous_index, list(index_changes),
+                                                  compression=t.schema.core.manifest_compression)
+            if index_manifest != previous_index:
+                written.append(index_manifest)
             delta_count = sum(e.file.row_count for e in delta if e.kind == ADD) - \
                 sum(e.file.row_count for e in delta if e.kind == DELETE)
             snapshot = Snapshot(
@@ -148,7 +159,7 @@ class FileStoreCommit:
                 total_record_count=total + delta_count, delta_record_count=delta_count,
                 changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
                 changelog_record_count=sum(e.file.row_count for e in changelog), watermark=WATERMARK_MIN,
-                index_manifest=latest.index_manifest if latest else None)
+                index_manifest=index_manifest)
             if t.snapshot_manager.commit(snapshot):
                 return snapshot.id
         except BaseException:

@@ -121,6 +121,9 @@ class Table:
         """Delete the files of uncommitted messages."""
         self.file_io.delete_quietly([join(self.bucket_path(m.partition, m.bucket), f.file_name)
                                      for m in messages for f in m.all_written()])
+        self.file_io.delete_quietly([join(self.path, "index", e.index_file.file_name)
+                                     for m in messages for e in m.index_changes + m.compact_index_changes
+                                     if e.kind == 0])
 
     def store_scan(self) -> FileStoreScan:
         return FileStoreScan(self)

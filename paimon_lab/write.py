@@ -41,6 +41,8 @@ class CommitMessage:
     compact_before: list[DataFileMeta] = field(default_factory=list)
     compact_after: list[DataFileMeta] = field(default_factory=list)
     compact_changelog: list[DataFileMeta] = field(default_factory=list)
+    index_changes: list = field(default_factory=list)  # IndexManifestEntry of the APPEND snapshot
+    compact_index_changes: list = field(default_factory=list)  # ... of the COMPACT snapshot
 
     def all_written(self) -> list[DataFileMeta]:
         return self.new_files + self.changelog_files + self.compact_after + self.compact_changelog

@@ -263,3 +263,82 @@ def test_write_buffer_spills_to_level0_files(catalog):
     assert len(lv) > 3 and set(lv["level"]) == {0}
     assert t.to_arrow().num_rows == 10_000
     assert len(t.snapshots()) == 1
+
+
+# ---------------------------------------------------------------- dynamic buckets
+
+def test_dynamic_bucket_opens_buckets_at_target_row_num(catalog):
+    t = catalog.create_table("db.d", KV, primary_keys=["k"], options={"dynamic-bucket.target-row-num": "100"})
+    t.write(rows(*[(i, float(i), "a") for i in range(250)]))
+    lv = t.levels()
+    assert sorted(lv.groupby("bucket")["row_count"].sum().tolist()) == [50, 100, 100]
+    snap = t.latest_snapshot()
+    assert snap.index_manifest and snap.index_manifest.startswith("index-manifest-")
+    from paimon_lab.bucket import live_index_entries
+    entries = live_index_entries(t)
+    assert sorted((e.bucket, e.index_file.row_count) for e in entries) == [(0, 100), (1, 100), (2, 50)]
+    assert all(e.index_file.index_type == "HASH" for e in entries)
+    # existing keys stay in their bucket; new keys fill the open bucket
+    t.write(rows(*[(i, -1.0, "b") for i in range(200, 300)]))
+    lv = t.levels()
+    assert t.to_arrow().num_rows == 300
+    entries = live_index_entries(t)
+    assert sorted((e.bucket, e.index_file.row_count) for e in entries) == [(0, 100), (1, 100), (2, 100)]
+    got = {r["k"]: r["v2"] for r in t.to_arrow().to_pylist()}
+    assert got[0] == "a" and got[200] == "b" and got[299] == "b"
+
+
+def test_dynamic_bucket_partitioned_keeps_index_per_partition(catalog):
+    schema = pa.schema([("k", pa.int32()), ("dt", pa.string()), ("v", pa.int64())])
+    t = catalog.create_table("db.dp", schema, primary_keys=["k", "dt"], partition_keys=["dt"],
+                             options={"dynamic-bucket.target-row-num": "10"})
+    data = pa.table({"k": pa.array(list(range(15)) * 2, pa.int32()), "dt": ["a"] * 15 + ["b"] * 15,
+                     "v": list(range(30))})
+    t.write(data)
+    t.write(data.set_column(2, "v", pa.array([100] * 30, pa.int64())))
+    out = t.to_arrow()
+    assert out.num_rows == 30 and set(out["v"].to_pylist()) == {100}
+    from paimon_lab.bucket import live_index_entries
+    assert len(live_index_entries(t)) == 4  # two buckets in each partition
+
+
+def _cross_table(catalog, engine, **extra):
+    schema = pa.schema([("k", pa.int32()), ("dt", pa.string()), ("v", pa.int64())])
+    opts = {"merge-engine": engine, **extra}
+    return catalog.create_table(f"db.x_{engine.replace('-', '_')}", schema, primary_keys=["k"],
+                                partition_keys=["dt"], options=opts)
+
+
+def _kdv(t):
+    return sorted((r["k"], r["dt"], r["v"]) for r in t.to_arrow().to_pylist())
+
+
+def test_cross_partition_update_deduplicate_moves_the_key(catalog):
+    t = _cross_table(catalog, "deduplicate")
+    t.write(pa.table({"k": pa.array([1, 2], pa.int32()), "dt": ["p1", "p1"], "v": [10, 20]}))
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "dt": ["p2"], "v": [11]}))
+    assert _kdv(t) == [(1, "p2", 11), (2, "p1", 20)]
+    # within one batch the last row's partition wins
+    t.write(pa.table({"k": pa.array([2, 2], pa.int32()), "dt": ["p3", "p4"], "v": [21, 22]}))
+    assert _kdv(t) == [(1, "p2", 11), (2, "p4", 22)]
+
+
+def test_cross_partition_update_aggregation_stays_in_old_partition(catalog):
+    t = _cross_table(catalog, "aggregation", **{"fields.v.aggregate-function": "sum"})
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "dt": ["p1"], "v": [10]}))
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "dt": ["p2"], "v": [5]}))
+    assert _kdv(t) == [(1, "p1", 15)]
+
+
+def test_cross_partition_update_partial_update_stays_in_old_partition(catalog):
+    t = _cross_table(catalog, "partial-update")
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "dt": ["p1"], "v": [10]}))
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "dt": ["p2"], "v": [7]}))
+    assert _kdv(t) == [(1, "p1", 7)]
+
+
+def test_cross_partition_update_first_row_keeps_existing(catalog):
+    t = _cross_table(catalog, "first-row")
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "dt": ["p1"], "v": [10]}))
+    t.write(pa.table({"k": pa.array([1, 2], pa.int32()), "dt": ["p2", "p2"], "v": [99, 20]}))
+    assert _kdv(t) == [(1, "p1", 10), (2, "p2", 20)]

@@ -66,6 +66,12 @@ class KeyValueLayout:
         self.sequence_fields = [c.strip() for c in seq.split(",")] if seq else []
         for c in self.sequence_fields:
             s.field(c)  # raises SchemaError for unknown columns
+        if self.sequence_fields and core.get("merge-engine") == "first-row":
+            from ..errors import SchemaError
+
+            raise SchemaError("The first-row merge engine does not support 'sequence.field'")
+        padding = core.get("sequence.auto-padding") or ""
+        self.row_kind_flag = "row-kind-flag" in [p.strip() for p in padding.split(",")]
         self.thin_mode = bool(core.get("data-file.thin-mode"))
         self.system_fields = [DataField(SEQUENCE_FIELD_ID, SEQUENCE_NUMBER, atomic("BIGINT", False)),
                               DataField(VALUE_KIND_FIELD_ID, VALUE_KIND, atomic("TINYINT", False))]
@@ -95,7 +101,13 @@ class KeyValueLayout:
     def sort(self, kv: pa.Table) -> pa.Table:
         if kv.num_rows <= 1:
             return kv
-        return kv.take(pc.sort_indices(kv, sort_keys=[(c, "ascending") for c in self.sort_columns],
+        keys = self.sort_columns
+        table = kv
+        if self.row_kind_flag and self.sequence_fields:
+            # 'sequence.auto-padding' = 'row-kind-flag': on equal sequence fields, -U/-D go first.
+            table = kv.append_column("__add_flag", pc.invert(is_retract(kv.column(VALUE_KIND))))
+            keys = self.key_columns + self.sequence_fields + ["__add_flag", SEQUENCE_NUMBER]
+        return kv.take(pc.sort_indices(table, sort_keys=[(c, "ascending") for c in keys],
                                        null_placement="at_start"))
 
     # ------------------------------------------------------------------ files

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import binary_row
+from ..bucket import DynamicBucketAssigner
 from ..errors import DataValidationError
 from ..fs import join
 from ..manifest import DataFileMeta, FileNamer
@@ -29,6 +31,17 @@ if TYPE_CHECKING:
 
 _BUCKET = "__bucket__"
 _KIND = "__kind__"
+_HASH = "__hash__"
+_POS = "__pos__"
+
+
+def _null_safe_equal(a, b):
+    eq = pc.fill_null(pc.equal(a, b), False)
+    return pc.or_(eq, pc.and_(pc.is_null(a), pc.is_null(b)))
+
+
+def _retract_mask(kinds):
+    return pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))
 
 
 class MergeTreeWriter:
@@ -175,11 +188,13 @@ class KeyValueFileStoreWrite:
         self.layout = KeyValueLayout(self.schema)
         self.merge_fn = merge_function_for(self.schema)
         self.total_buckets = core.bucket
-        if self.total_buckets <= 0:
-            from ..errors import PaimonLabError
-            raise PaimonLabError("Dynamic-bucket primary-key tables ('bucket' = '-1') are not supported yet; "
-                                 "set a fixed 'bucket'")
-        self.bucket_key_types = [f.type for f in self.schema.fields_of(self.schema.bucket_keys)]
+        self.dynamic = self.total_buckets <= 0
+        self.assigner = DynamicBucketAssigner(table) if self.dynamic else None
+        self.cross_partition = self.dynamic and any(
+            k not in self.schema.primary_keys for k in self.schema.partition_keys)
+        self._key_locations: pa.Table | None = None
+        self.bucket_key_types = [f.type for f in self.schema.fields_of(
+            self.layout.key_names if self.dynamic else self.schema.bucket_keys)]
         self.changelog_producer = core.get("changelog-producer")
         self.row_deduplicate = core.get("changelog-producer.row-deduplicate")
         self.write_only = core.get("write-only")
@@ -236,14 +251,95 @@ class KeyValueFileStoreWrite:
         rows = pa.concat_tables([r for r, _ in self.buffer]) if len(self.buffer) > 1 else self.buffer[0][0]
         kinds = np.concatenate([k for _, k in self.buffer])
         self.buffer, self.buffered_bytes = [], 0
+        if self.cross_partition:
+            rows, kinds = self._route_cross_partition(rows, kinds)
         rows = rows.append_column(_KIND, pa.array(kinds, pa.int8()))
-        hashes = binary_row.hash_codes([rows.column(k) for k in self.schema.bucket_keys], self.bucket_key_types)
+        key_names = self.layout.key_names if self.dynamic else self.schema.bucket_keys
+        hashes = binary_row.hash_codes([rows.column(k) for k in key_names], self.bucket_key_types)
+        codec = self.table.partition_codec
+        if self.dynamic:
+            rows = rows.append_column(_HASH, pa.array(hashes, pa.int32()))
+            for partition, part in group_rows(rows, list(self.schema.partition_keys)):
+                pbytes = codec.to_bytes(partition)
+                buckets = self.assigner.index_for(pbytes).assign(part.column(_HASH).to_numpy())
+                part = part.drop_columns([_HASH]).append_column(_BUCKET, pa.array(buckets, pa.int32()))
+                for (bucket,), sub in group_rows(part, [_BUCKET]):
+                    self._flush_bucket(pbytes, bucket, sub)
+            return
         rows = rows.append_column(_BUCKET, pa.array(binary_row.bucket_of(hashes, self.total_buckets), pa.int32()))
         for key, part in group_rows(rows, list(self.schema.partition_keys) + [_BUCKET]):
-            partition, bucket = key[:-1], key[-1]
-            kinds_part = part.column(_KIND).to_numpy()
-            self.writer(self.table.partition_codec.to_bytes(partition), bucket).flush(
-                part.drop_columns([_KIND, _BUCKET]), kinds_part)
+            self._flush_bucket(codec.to_bytes(key[:-1]), key[-1], part)
+
+    def _flush_bucket(self, partition: bytes, bucket: int, part: pa.Table) -> None:
+        kinds = part.column(_KIND).to_numpy()
+        self.writer(partition, bucket).flush(part.drop_columns([_KIND, _BUCKET]), kinds)
+
+    # ------------------------------------------------------------------ cross-partition update
+    def _locations(self) -> pa.Table:
+        """Where each existing key lives: primary key and partition columns of the latest snapshot."""
+        if self._key_locations is None:
+            cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
+                                                     if k not in self.schema.primary_keys]
+            self._key_locations = self.table.to_arrow(columns=cols)
+        return self._key_locations
+
+    def _route_cross_partition(self, rows: pa.Table, kinds: np.ndarray) -> tuple[pa.Table, np.ndarray]:
+        """Seed 003's cross-partition update: deduplicate moves a key (a -D in its old partition),
+        aggregation and partial-update update it in its old partition, first-row keeps the first."""
+        pk = list(self.schema.primary_keys)
+        parts = [k for k in self.schema.partition_keys if k not in pk]
+        engine = self.core.get("merge-engine")
+        n = rows.num_rows
+        rows = rows.append_column(_POS, pa.array(np.arange(n), pa.int64()))
+        rows = rows.append_column(_KIND, pa.array(kinds, pa.int8()))
+        # Within this batch a key settles in one partition: its last row's (deduplicate) or first row's.
+        agg = "max" if engine == "deduplicate" else "min"
+        pick = rows.group_by(pk, use_threads=False).aggregate([(_POS, agg)]).column(f"{_POS}_{agg}")
+        settled = rows.take(pick).select(pk + parts)
+        settled = settled.rename_columns(pk + [f"__to_{p}" for p in parts])
+        old = self._locations().rename_columns(pk + [f"__from_{p}" for p in parts])
+        joined = rows.join(settled, keys=pk).join(old, keys=pk, join_type="left outer").sort_by(_POS)
+        exists = pc.is_valid(joined.column(f"__from_{parts[0]}"))
+        if engine in ("aggregation", "partial-update"):
+            # Update in place: the key's old partition wins over the row's.
+            for p in parts:
+                target = pc.if_else(exists, joined.column(f"__from_{p}"), joined.column(f"__to_{p}"))
+                joined = joined.set_column(joined.schema.get_field_index(p), p,
+                                           target.cast(rows.schema.field(p).type))
+            kept = joined
+        else:
+            keep = None
+            for p in parts:
+                same = _null_safe_equal(joined.column(p), joined.column(f"__to_{p}"))
+                keep = same if keep is None else pc.and_(keep, same)
+            if engine == "first-row":
+                keep = pc.and_(keep, pc.invert(exists))
+            kept = joined.filter(keep)
+        out = [kept]
+        if engine == "deduplicate":
+            moved = None
+            for p in parts:
+                differs = pc.invert(_null_safe_equal(joined.column(f"__from_{p}"), joined.column(f"__to_{p}")))
+                moved = differs if moved is None else pc.or_(moved, differs)
+            moved = pc.and_(pc.fill_null(exists, False), moved)
+            gone = joined.filter(moved).group_by(pk, use_threads=False).aggregate([(_POS, "min")])
+            deletes = joined.take(pc.index_in(gone.column(f"{_POS}_min"), joined.column(_POS)))
+            for p in parts:
+                deletes = deletes.set_column(deletes.schema.get_field_index(p), p,
+                                             deletes.column(f"__from_{p}").cast(rows.schema.field(p).type))
+            deletes = deletes.set_column(deletes.schema.get_field_index(_KIND), _KIND,
+                                         pa.array(np.full(deletes.num_rows, 3, np.int8), pa.int8()))
+            out.insert(0, deletes)
+        result = pa.concat_tables([t.select(rows.column_names).cast(rows.schema) for t in out])
+        self._remember_locations(result.filter(pc.invert(_retract_mask(result.column(_KIND)))), pk, parts)
+        new_kinds = result.column(_KIND).to_numpy()
+        return result.drop_columns([_POS, _KIND]), new_kinds
+
+    def _remember_locations(self, rows: pa.Table, pk: list[str], parts: list[str]) -> None:
+        latest = rows.select(pk + parts)
+        old = self._locations()
+        kept = old.join(latest.select(pk), keys=pk, join_type="left anti")
+        self._key_locations = pa.concat_tables([kept.select(pk + parts).cast(old.schema), latest.cast(old.schema)])
 
     def writer(self, partition: bytes, bucket: int) -> MergeTreeWriter:
         key = (partition, bucket)
@@ -299,16 +395,22 @@ class KeyValueFileStoreWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         self.flush()
         full = self._full_compaction_due()
+        index_changes = self.assigner.index_changes() if self.assigner is not None else {}
         out = []
-        for w in self.writers.values():
+        for key, w in self.writers.items():
             msg = w.prepare_commit(full)
-            if msg.all_written() or msg.compact_before:
+            msg.index_changes = index_changes.pop(key, [])
+            if msg.all_written() or msg.compact_before or msg.index_changes:
                 out.append(msg)
+        for (part, bucket), changes in index_changes.items():
+            out.append(CommitMessage(part, bucket, self.total_buckets, index_changes=changes))
         return out
 
     def abort(self) -> None:
         self.buffer = []
         paths = [p for w in self.writers.values() for p in w.written_paths()]
+        if self.assigner is not None:
+            paths += self.assigner.written_paths()
         self.table.file_io.delete_quietly(paths)
         self.writers = {}
 
