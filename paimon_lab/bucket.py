@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 ADD, DELETE = 0, 1
 
 
-def live_index_entries(table: "Table", index_type: str | None = None) -> list[IndexManifestEntry]:
-    """The index files of the latest snapshot (optionally of one type)."""
-    snap = table.snapshot_manager.latest()
+def live_index_entries(table: "Table", index_type: str | None = None, snapshot=None) -> list[IndexManifestEntry]:
+    """The index files of a snapshot (default latest), optionally of one type."""
+    snap = snapshot if snapshot is not None else table.snapshot_manager.latest()
     if snap is None or not snap.index_manifest:
         return []
     entries = read_index_manifest(table.file_io, join(table.path, "manifest", snap.index_manifest))
@@ -157,3 +157,14 @@ class DynamicBucketAssigner:
         return [join(self.table.path, "index", e.index_file.file_name)
                 for idx in self.partitions.values() for e in idx.files.values()
                 if e.index_file.file_name.startswith(self.namer.prefix + self.namer.uuid)]
+
+
+def load_deletion_vectors(table: "Table", snapshot=None) -> dict[tuple[bytes, int], tuple[IndexManifestEntry, dict]]:
+    """Per (partition, bucket): the DV index entry and its vectors {data file name: DeletionVector}."""
+    from .deletion_vector import DELETION_VECTORS_INDEX, read_dv_index
+
+    out = {}
+    for e in live_index_entries(table, DELETION_VECTORS_INDEX, snapshot):
+        data = table.file_io.read_bytes(index_file_path(table.path, e.index_file))
+        out[(e.partition, e.bucket)] = (e, read_dv_index(data, e.index_file.dv_range_map()))
+    return out

@@ -74,10 +74,15 @@ class TableRead:
         t = self.table
         layout = t.kv_layout
         files = BucketFiles(t, layout, split.partition, split.bucket)
-        kv = files.read(split.files)
-        levels = {f.level for f in split.files}
-        if len(split.files) > 1 and not (len(levels) == 1 and 0 not in levels):
-            kv = merge_sorted(layout, t.merge_function, kv)
+        if t.schema.core.get("deletion-vectors.enabled"):
+            # Every key lives once above level 0; older versions are masked by deletion vectors.
+            _, dvs = t.deletion_vectors_at(split.snapshot_id).get((split.partition, split.bucket), (None, {}))
+            kv = files.read([f for f in split.files if f.level > 0], dvs)
+        else:
+            kv = files.read(split.files)
+            levels = {f.level for f in split.files}
+            if len(split.files) > 1 and not (len(levels) == 1 and 0 not in levels):
+                kv = merge_sorted(layout, t.merge_function, kv)
         values = drop_retracts(kv).select(layout.value_names)
         if self.predicate is not None:
             values = values.filter(self.predicate.to_expression())

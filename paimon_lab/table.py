@@ -98,6 +98,30 @@ class Table:
 
         return merge_function_for(self.schema)
 
+    def deletion_vectors_at(self, snapshot_id: int) -> dict:
+        """{(partition, bucket): (index entry, {data file: DeletionVector})} of a snapshot (cached)."""
+        cache = self.__dict__.setdefault("_dv_cache", {})
+        got = cache.get(snapshot_id)
+        if got is None:
+            from .bucket import load_deletion_vectors
+
+            got = load_deletion_vectors(self, self.snapshot_manager.snapshot(snapshot_id))
+            if len(cache) > 16:
+                cache.clear()
+            cache[snapshot_id] = got
+        return got
+
+    def deletion_vectors(self, snapshot_id: int | None = None) -> pd.DataFrame:
+        """Per data file with deletions: partition, bucket, file name, cardinality and the deleted
+        row positions (a sorted numpy array)."""
+        snap = self.snapshot(snapshot_id)
+        rows = []
+        if snap is not None:
+            for (part, bucket), (_, vectors) in self.deletion_vectors_at(snap.id).items():
+                for name, dv in vectors.items():
+                    rows.append((self.partition_codec.to_dict(part), bucket, name, dv.cardinality, dv.to_numpy()))
+        return pd.DataFrame(rows, columns=["partition", "bucket", "file_name", "cardinality", "positions"])
+
     def schema_for(self, schema_id: int) -> TableSchema:
         got = self._schemas.get(schema_id)
         if got is None:
@@ -273,14 +297,17 @@ class Table:
         key_types = self.kv_layout.key_types if self.schema.primary_keys else []
         from . import binary_row
 
+        dvs = self.deletion_vectors_at(snap.id) if self.schema.core.get("deletion-vectors.enabled") else {}
         rows = []
         for e in self.store_scan().live_entries(snap):
             f = e.file
+            dv = dvs.get((e.partition, e.bucket), (None, {}))[1].get(f.file_name)
             rows.append((self.partition_codec.to_dict(e.partition), e.bucket, f.level, f.file_name, f.row_count,
                          f.file_size,
                          tuple(binary_row.deserialize(f.min_key, key_types)) if key_types else None,
                          tuple(binary_row.deserialize(f.max_key, key_types)) if key_types else None,
-                         f.min_sequence_number, f.max_sequence_number, f.delete_row_count or 0, f.schema_id))
+                         f.min_sequence_number, f.max_sequence_number,
+                         dv.cardinality if dv is not None else (f.delete_row_count or 0), f.schema_id))
         df = pd.DataFrame(rows, columns=columns)
         order = df["partition"].map(lambda d: tuple(str(v) for v in d.values()))
         return df.assign(_o=order).sort_values(["_o", "bucket", "level", "min_sequence_number"]) \

@@ -342,3 +342,50 @@ def test_cross_partition_update_first_row_keeps_existing(catalog):
     t.write(pa.table({"k": pa.array([1], pa.int32()), "dt": ["p1"], "v": [10]}))
     t.write(pa.table({"k": pa.array([1, 2], pa.int32()), "dt": ["p2", "p2"], "v": [99, 20]}))
     assert _kdv(t) == [(1, "p1", 10), (2, "p2", 20)]
+
+
+# ---------------------------------------------------------------- deletion vectors
+
+def test_deletion_vectors_mark_old_rows_instead_of_merging(catalog):
+    t = pk_table(catalog, bucket="1", **{"deletion-vectors.enabled": "true"})
+    t.write(rows(*[(k, 1.0, "old") for k in range(10)]))
+    lv = t.levels()
+    assert set(lv["level"]) == {5}  # level 0 is compacted away at commit
+    t.write(rows((3, 2.0, "new"), (7, 2.0, "new")))
+    dvs = t.deletion_vectors()
+    assert len(dvs) == 1 and dvs.iloc[0]["cardinality"] == 2
+    assert list(dvs.iloc[0]["positions"]) == [3, 7]
+    got = {r["k"]: r["v2"] for r in t.to_arrow().to_pylist()}
+    assert len(got) == 10 and got[3] == "new" and got[7] == "new" and got[0] == "old"
+    snap = t.latest_snapshot()
+    from paimon_lab.bucket import live_index_entries
+    entries = live_index_entries(t, "DELETION_VECTORS")
+    assert len(entries) == 1 and entries[0].index_file.dv_range_map()[dvs.iloc[0]["file_name"]].cardinality == 2
+    # deletes too; time travel sees the older deletion vectors
+    t.write(rows((0, 0.0, "x")), row_kinds=["-D"])
+    assert sorted(t.to_arrow()["k"].to_pylist()) == list(range(1, 10))
+    assert t.to_arrow(snapshot_id=snap.id).num_rows == 10
+    # full compaction folds the vectors away
+    t.compact(full=True)
+    assert t.deletion_vectors().empty
+    assert sorted(t.to_arrow()["k"].to_pylist()) == list(range(1, 10))
+
+
+@pytest.mark.parametrize("engine,opts,expected", [
+    ("aggregation", {"fields.v1.aggregate-function": "sum"}, (1, 6.0, "c")),
+    ("partial-update", {}, (1, 3.0, "b")),
+    ("first-row", {}, (1, 1.0, "a")),
+])
+def test_deletion_vectors_with_merge_engines(catalog, engine, opts, expected):
+    t = pk_table(catalog, bucket="1", **{"deletion-vectors.enabled": "true", "merge-engine": engine, **opts})
+    t.write(rows((1, 1.0, "a")))
+    t.write(rows((1, 2.0, "b") if engine != "partial-update" else (1, None, "b")))
+    t.write(rows((1, 3.0, "c") if engine != "partial-update" else (1, 3.0, None)))
+    assert as_tuples(t.to_arrow()) == [expected]
+
+
+def test_deletion_vectors_with_lookup_changelog(catalog):
+    t = pk_table(catalog, bucket="1", **{"deletion-vectors.enabled": "true", "changelog-producer": "lookup"})
+    t.write(rows((1, 1.0, "a"), (2, 1.0, "b")))
+    t.write(rows((1, 2.0, "c")))
+    assert changelog(t) == [("+I", 1, "a"), ("+I", 2, "b"), ("-U", 1, "a"), ("+U", 1, "c")]

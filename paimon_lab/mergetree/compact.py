@@ -44,10 +44,17 @@ class BucketFiles:
     def path(self, f: DataFileMeta) -> str:
         return f.external_path or join(self.directory, f.file_name)
 
-    def read(self, files: list[DataFileMeta]) -> pa.Table:
+    def read(self, files: list[DataFileMeta], dvs: dict | None = None) -> pa.Table:
+        """KV rows of ``files`` in order; rows marked in deletion vectors ``dvs`` are left out."""
+        return concat_kv([self.read_file(f, dvs) for f in files], self.layout.arrow_schema)
+
+    def read_file(self, f: DataFileMeta, dvs: dict | None = None) -> pa.Table:
         t = self.table
-        return concat_kv([self.layout.read(t.file_io, self.path(f), f, t.schema_for(f.schema_id)) for f in files],
-                         self.layout.arrow_schema)
+        kv = self.layout.read(t.file_io, self.path(f), f, t.schema_for(f.schema_id))
+        dv = dvs.get(f.file_name) if dvs else None
+        if dv is not None and not dv.is_empty():
+            kv = kv.filter(pa.array(dv.mask(kv.num_rows)))
+        return kv
 
 
 def merge_sorted(layout: KeyValueLayout, merge_fn, kv: pa.Table) -> pa.Table:
@@ -114,9 +121,11 @@ class CompactRewriter:
         self.merge_fn = merge_fn
         self.next_path = next_path
 
-    def rewrite(self, input_files: list[DataFileMeta], output_level: int, drop_delete: bool) -> tuple[pa.Table, list[DataFileMeta]]:
-        """Merge ``input_files``; returns (merged KV rows, new files at ``output_level``)."""
-        merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files))
+    def rewrite(self, input_files: list[DataFileMeta], output_level: int, drop_delete: bool,
+                dvs: dict | None = None) -> tuple[pa.Table, list[DataFileMeta]]:
+        """Merge ``input_files`` (minus rows deleted in ``dvs``); returns (merged KV rows, new files
+        at ``output_level``)."""
+        merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, dvs))
         if drop_delete:
             merged = drop_retracts(merged)
         return merged, self.write(merged, output_level)

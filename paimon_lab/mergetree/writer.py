@@ -16,7 +16,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import binary_row
-from ..bucket import DynamicBucketAssigner
+from ..bucket import DynamicBucketAssigner, load_deletion_vectors
+from ..deletion_vector import DeletionVector, write_dv_index
+from ..index_manifest import IndexFileMeta, IndexManifestEntry
 from ..errors import DataValidationError
 from ..fs import join
 from ..manifest import DataFileMeta, FileNamer
@@ -61,6 +63,9 @@ class MergeTreeWriter:
         self.compact_before: list[DataFileMeta] = []
         self.compact_after: list[DataFileMeta] = []
         self.compact_changelog: list[DataFileMeta] = []
+        self.dv_entry, dvs = store.deletion_vectors(partition, bucket)
+        self.dvs = {name: dv.copy() for name, dv in dvs.items()}
+        self.dv_changed = False
         self.rewriter = CompactRewriter(self.files, store.merge_fn, self._next_data_path)
 
     def _next_data_path(self) -> str:
@@ -113,14 +118,73 @@ class MergeTreeWriter:
         before_top = None
         if store.changelog_producer == "full-compaction" and output_level == self.levels.max_level:
             top_files = self.levels.levels.get(self.levels.max_level, [])
-            before_top = drop_retracts(self.files.read(top_files))
-        merged, written = self.rewriter.rewrite(files, output_level, drop_delete)
+            before_top = drop_retracts(self.files.read(top_files, self.dvs))
+        merged, written = self.rewriter.rewrite(files, output_level, drop_delete, self.dvs)
         if before_top is not None:
             self.compact_changelog += self._write_changelog(
                 diff_changelog(self.layout, before_top, drop_retracts(merged), store.row_deduplicate))
-        self.levels.update(files, written)
-        self.compact_before += files
-        self.compact_after += written
+        self._replace(files, written)
+
+    def _replace(self, before: list[DataFileMeta], after: list[DataFileMeta]) -> None:
+        self.levels.update(before, after)
+        self.compact_before += before
+        self.compact_after += after
+        for f in before:
+            if self.dvs.pop(f.file_name, None) is not None:
+                self.dv_changed = True
+
+    def _lookup_compact(self) -> None:
+        """Deletion-vector mode: compact level 0 into the upper levels, merging each key with its
+        older version found there, which is then marked deleted instead of rewritten."""
+        unit = force_level0_unit(self.levels)
+        if unit is None:
+            return
+        layout = self.layout
+        unit_names = {f.file_name for f in unit.files}
+        unit_kv = self.files.read(unit.files, self.dvs)
+        keys = layout.key_columns
+        affected = unit_kv.select(keys).group_by(keys, use_threads=False).aggregate([])
+        old_parts = []
+        for f in self.levels.all_files():
+            if f.file_name in unit_names:
+                continue
+            kv = self.files.read_file(f)
+            kv = kv.append_column(_POS, pa.array(np.arange(kv.num_rows), pa.int64()))
+            dv = self.dvs.get(f.file_name)
+            if dv is not None:
+                kv = kv.filter(pa.array(dv.mask(kv.num_rows)))
+            hit = kv.join(affected, keys=keys, join_type="left semi")
+            if hit.num_rows:
+                self.dvs.setdefault(f.file_name, DeletionVector()).delete(hit.column(_POS).to_numpy())
+                self.dv_changed = True
+                old_parts.append(hit.drop_columns([_POS]))
+        old = concat_kv(old_parts, layout.arrow_schema)
+        merged = drop_retracts(merge_sorted(layout, self.store.merge_fn, concat_kv([old, unit_kv], layout.arrow_schema)))
+        if self.store.changelog_producer == "lookup":
+            before = drop_retracts(merge_sorted(layout, self.store.merge_fn, old))
+            self.compact_changelog += self._write_changelog(
+                diff_changelog(layout, before, merged, self.store.row_deduplicate))
+        self._replace(unit.files, self.rewriter.write(merged, unit.output_level))
+
+    def _dv_index_changes(self) -> list:
+        """A new deletion-vector index file for this bucket (replacing the old one) if anything changed."""
+        if not self.dv_changed:
+            return []
+        self.dv_changed = False
+        live = {f.file_name for f in self.levels.all_files()}
+        vectors = {name: dv for name, dv in self.dvs.items() if name in live and not dv.is_empty()}
+        changes = []
+        if self.dv_entry is not None:
+            changes.append(IndexManifestEntry(1, self.partition, self.bucket, self.dv_entry.index_file))
+            self.dv_entry = None
+        if vectors:
+            data, metas = write_dv_index(vectors)
+            name = self.store.index_namer.next()
+            self.store.table.file_io.write_bytes(join(self.store.table.path, "index", name), data)
+            self.dv_entry = IndexManifestEntry(0, self.partition, self.bucket,
+                                               IndexFileMeta.for_deletion_vectors(name, len(data), metas))
+            changes.append(self.dv_entry)
+        return changes
 
     def _lookup_changelog(self) -> None:
         """Changelog of this commit's new level-0 rows against the merged older state (lookup producer)."""
@@ -144,11 +208,13 @@ class MergeTreeWriter:
     def prepare_commit(self, full_compaction: bool) -> CommitMessage:
         store = self.store
         if not store.write_only:
-            if store.changelog_producer == "lookup":
+            if store.dv_enabled:
+                self._lookup_compact()
+            elif store.changelog_producer == "lookup":
                 self._lookup_changelog()
             if full_compaction:
                 self.compact(full=True)
-            elif store.compact_at_commit:
+            elif store.compact_at_commit and not store.dv_enabled:
                 unit = force_level0_unit(self.levels)
                 if unit is not None:
                     self._compact_unit(unit.files, unit.output_level)
@@ -157,6 +223,7 @@ class MergeTreeWriter:
         before, after = self._net_compaction()
         msg.compact_before, msg.compact_after = before, after
         msg.compact_changelog = list(self.compact_changelog)
+        msg.compact_index_changes = self._dv_index_changes()
         self.new_files, self.changelog_files, self.compact_changelog = [], [], []
         self.compact_before, self.compact_after = [], []
         return msg
@@ -212,6 +279,8 @@ class KeyValueFileStoreWrite:
         self.buffer_limit = core.get("write-buffer-size")
         self.writers: dict[tuple[bytes, int], MergeTreeWriter] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
+        self._dvs: dict | None = None
+        self.index_namer = FileNamer("index-")
 
     # ------------------------------------------------------------------ input
     def write(self, data: Any, row_kinds=None) -> None:
@@ -348,6 +417,14 @@ class KeyValueFileStoreWrite:
             w = self.writers[key] = MergeTreeWriter(self, partition, bucket, self.restored().get(key, []))
         return w
 
+    def deletion_vectors(self, partition: bytes, bucket: int) -> tuple:
+        """(index entry, {file: DeletionVector}) of a bucket in the latest snapshot."""
+        if not self.dv_enabled:
+            return None, {}
+        if self._dvs is None:
+            self._dvs = load_deletion_vectors(self.table)
+        return self._dvs.get((partition, bucket), (None, {}))
+
     def restored(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
         if self._restored is None:
             self._restored = {}
@@ -411,6 +488,9 @@ class KeyValueFileStoreWrite:
         paths = [p for w in self.writers.values() for p in w.written_paths()]
         if self.assigner is not None:
             paths += self.assigner.written_paths()
+        paths += [join(self.table.path, "index", w.dv_entry.index_file.file_name) for w in self.writers.values()
+                  if w.dv_entry is not None and w.dv_entry.index_file.file_name.startswith(
+                      self.index_namer.prefix + self.index_namer.uuid)]
         self.table.file_io.delete_quietly(paths)
         self.writers = {}
 
