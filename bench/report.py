@@ -1,0 +1,124 @@
+"""The results table, the target verdicts, and the JSON document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import systems
+from .runner import Cell
+from .workloads import Workload
+
+MIB = 2 ** 20
+
+
+@dataclass
+class Verdict:
+    workload: str
+    peer: str
+    limit: float
+    ratio: float | None   # paimon-lab median time / peer median time
+
+    @property
+    def outcome(self) -> str:
+        if self.ratio is None:
+            return "N/A"
+        return "PASS" if self.ratio <= self.limit else "FAIL"
+
+    def to_json(self) -> dict:
+        return {"workload": self.workload, "peer": self.peer, "limit": self.limit, "ratio": self.ratio,
+                "outcome": self.outcome}
+
+
+def _lab(cells: list[Cell]) -> Cell | None:
+    return next((c for c in cells if c.system == systems.LAB and c.measured), None)
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def verdicts(workloads: dict[str, Workload], results: dict[str, list[Cell]]) -> list[Verdict]:
+    out = []
+    for name, cells in results.items():
+        lab = _lab(cells)
+        for peer, limit in workloads[name].targets.items():
+            other = next((c for c in cells if c.system == peer and c.measured), None)
+            ratio = _ratio(lab.median_seconds, other.median_seconds) if lab and other else None
+            out.append(Verdict(name, peer, limit, ratio))
+    return out
+
+
+def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
+    return "-" if value is None else format(value, spec) + suffix
+
+
+def table(results: dict[str, list[Cell]]) -> str:
+    header = ["workload", "system", "median s", "min s", "max s", "cpu s", "peak RSS MiB", "op +MiB",
+              "lab/this time", "lab/this cpu", "lab/this peak", "status"]
+    rows = []
+    for name, cells in results.items():
+        lab = _lab(cells)
+        for c in cells:
+            times = [r.seconds for r in c.runs if r.seconds is not None]
+            peak = c.median_peak_rss
+            delta = c.median_op_delta
+            rows.append([
+                name, systems.SYSTEMS[c.system].label,
+                _fmt(c.median_seconds, ".3f"), _fmt(min(times, default=None), ".3f"),
+                _fmt(max(times, default=None), ".3f"), _fmt(c.median_cpu_seconds, ".3f"),
+                _fmt(None if peak is None else peak / MIB, ".0f"), _fmt(None if delta is None else delta / MIB, ".0f"),
+                _fmt(_ratio(lab.median_seconds, c.median_seconds) if lab and c.measured else None, ".2f", "x"),
+                _fmt(_ratio(lab.median_cpu_seconds, c.median_cpu_seconds) if lab and c.measured else None,
+                     ".2f", "x"),
+                _fmt(_ratio(lab.median_peak_rss, peak) if lab and c.measured else None, ".2f", "x"),
+                c.status if not c.reason or c.status == "ok" else f"{c.status}: {c.reason.splitlines()[0][:60]}",
+            ])
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    right = set(range(2, len(header) - 1))
+
+    def line(r):
+        return "  ".join(str(v).rjust(w) if i in right else str(v).ljust(w)
+                         for i, (v, w) in enumerate(zip(r, widths))).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(header), sep] + [line(r) for r in rows])
+
+
+def targets_text(found: list[Verdict], quick: bool) -> str:
+    if not found:
+        return "Targets: none for the selected workloads."
+    lines = ["Targets (foundation issue; paimon-lab median time / peer median time):"]
+    for v in found:
+        peer = systems.SYSTEMS[v.peer].label
+        lines.append(f"  {v.workload:<8} vs {peer:<16} {_fmt(v.ratio, '.2f', 'x'):>7} <= {v.limit:.2f}x  {v.outcome}")
+    if quick:
+        lines.append("  (--quick: timings at this size are dominated by fixed costs; the verdicts are informational)")
+    return "\n".join(lines)
+
+
+def profile_text(path: str, top: int = 12) -> str:
+    """The functions with the most own time in a profiled run, with their share of the total.
+
+    cProfile sees the calling thread only: time spent in worker threads (e.g. parallel file
+    reads) shows up as waiting in the caller.
+    """
+    import pstats
+
+    stats = pstats.Stats(path).stats  # (file, line, func) -> (cc, nc, tottime, cumtime, callers)
+    total = sum(v[2] for v in stats.values()) or 1.0
+    rows = sorted(stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
+    lines = [f"  {'own s':>7} {'share':>6} {'cum s':>7}  function"]
+    for (file, line, func), (_, ncalls, tottime, cumtime, _) in rows:
+        where = func if file == "~" else f"{_short(file)}:{line}({func})"
+        lines.append(f"  {tottime:7.3f} {tottime / total:6.1%} {cumtime:7.3f}  {where}  [{ncalls} calls]")
+    return "\n".join(lines)
+
+
+def _short(path: str) -> str:
+    for marker in ("/site-packages/", "/paimon_lab/", "/bench/"):
+        if marker in path:
+            tail = path.split(marker, 1)[1]
+            return tail if marker == "/site-packages/" else marker.strip("/") + "/" + tail
+    if "/lib/python" in path:  # the standard library
+        return path.split("/lib/", 1)[1].split("/", 1)[-1]
+    return path

@@ -1,0 +1,146 @@
+"""One measurement in a fresh process: ``python -m bench.worker '<json spec>'``.
+
+The parent (:mod:`bench.runner`) starts one worker per setup step and per run, so every
+measurement starts from a clean interpreter and its peak memory is its own. The worker prints
+one line ``@@bench-result@@ {json}`` with its findings; the parent adds the kernel's
+``ru_maxrss`` for the process from ``os.wait4``.
+
+Time: wall-clock seconds of the operation (``perf_counter``) and, as a cross-check that is less
+sensitive to other load on the machine, the CPU seconds of all the process's threads.
+
+Memory, measured around the timed operation only:
+
+* ``rss_before``: resident set size just before the operation (interpreter, libraries, input);
+* ``peak_rss``: the high-water mark during the operation. On Linux the worker resets the
+  kernel's high-water mark (``echo 5 > /proc/self/clear_refs``) right before the operation and
+  reads ``VmHWM`` right after it; elsewhere it falls back to ``ru_maxrss`` (an upper bound that
+  also covers setup).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import resource
+import shutil
+import sys
+import time
+import traceback
+
+MARKER = "@@bench-result@@ "
+
+
+def _status_kib(key: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def rss_bytes() -> int | None:
+    kib = _status_kib("VmRSS")
+    return None if kib is None else kib * 1024
+
+
+def maxrss_bytes() -> int:
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r if sys.platform == "darwin" else r * 1024  # Linux reports KiB, macOS bytes
+
+
+def reset_peak() -> bool:
+    """Reset the kernel's peak-RSS counter for this process (Linux >= 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_bytes(was_reset: bool) -> int:
+    if was_reset:
+        kib = _status_kib("VmHWM")
+        if kib is not None:
+            return kib * 1024
+    return maxrss_bytes()
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(argv[0])
+    out: dict = {"status": "ok", "errors": []}
+    try:
+        out.update(_work(spec))
+    except NotImplementedError as e:
+        out = {"status": "n/a", "errors": [str(e) or "not implemented by this system"]}
+    except BaseException:  # report everything, including assertion errors, to the parent
+        out = {"status": "error", "errors": [traceback.format_exc()]}
+    if out.get("errors") and out["status"] == "ok":
+        out["status"] = "mismatch"
+    sys.stdout.write(MARKER + json.dumps(out) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _work(spec: dict) -> dict:
+    from . import systems
+    from .data import Fingerprint
+    from .workloads import Context, get
+
+    workload = get(spec["workload"])
+    system = systems.get(spec["system"])
+    ctx = Context(rows=spec["rows"], data_path=spec["data_path"],
+                  expected=Fingerprint.from_json(spec["expected"]),
+                  cell_dir=spec["cell_dir"], run_dir=spec["run_dir"])
+    os.makedirs(ctx.cell_dir, exist_ok=True)
+    os.makedirs(ctx.run_dir, exist_ok=True)
+
+    if spec["phase"] == "setup":
+        start = time.perf_counter()
+        workload.setup(ctx, system)
+        return {"seconds": time.perf_counter() - start}
+
+    prime_dir = os.path.join(ctx.run_dir, "_prime")
+    system.prime(prime_dir)
+    shutil.rmtree(prime_dir, ignore_errors=True)
+    state = workload.prepare(ctx, system)
+
+    profiler = None
+    if spec.get("profile"):
+        import cProfile
+
+        profiler = cProfile.Profile()
+    gc.collect()
+    rss_before = rss_bytes()
+    was_reset = reset_peak()
+    if profiler is not None:
+        profiler.enable()
+    cpu_start = time.process_time()
+    start = time.perf_counter()
+    result = workload.run(ctx, system, state)
+    seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - cpu_start
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(spec["profile"])
+    peak = peak_bytes(was_reset)
+
+    out = {"seconds": seconds, "cpu_seconds": cpu_seconds, "rss_before": rss_before, "peak_rss": peak, "peak_is_op_only": was_reset}
+    errors = list(workload.check(ctx, system, state, result))
+    if spec.get("verify"):
+        got = workload.verify(ctx, system, state, result)
+        out["fingerprints"] = {reader: fp.to_json() for reader, fp in got.items()}
+        if not got:
+            errors.append("verification produced no fingerprint")
+        for reader, fp in got.items():
+            errors += [f"read back by {reader}: {d}" for d in ctx.expected.diff(fp)]
+    out["errors"] = errors
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
