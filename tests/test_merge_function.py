@@ -50,8 +50,9 @@ def make_kv(schema, rows, kinds=None):
 
 
 def merge(schema, rows, kinds=None):
-    kv = make_kv(schema, rows, kinds)
-    out = merge_function_for(schema).merge(kv, ["_KEY_" + k for k in schema.trimmed_primary_keys])
+    fn = merge_function_for(schema)
+    kv = fn.prepare_input(make_kv(schema, rows, kinds))
+    out = fn.merge(kv, ["_KEY_" + k for k in schema.trimmed_primary_keys])
     assert out.schema == kv.schema
     return out
 

@@ -389,3 +389,18 @@ def test_deletion_vectors_with_lookup_changelog(catalog):
     t.write(rows((1, 1.0, "a"), (2, 1.0, "b")))
     t.write(rows((1, 2.0, "c")))
     assert changelog(t) == [("+I", 1, "a"), ("+I", 2, "b"), ("-U", 1, "a"), ("+U", 1, "c")]
+
+
+def test_count_aggregate_survives_repeated_merges(catalog):
+    schema = pa.schema([("k", pa.int32()), ("n", pa.int64()), ("s", pa.int64())])
+    t = pk_table(catalog, schema=schema, bucket="1", **{
+        "merge-engine": "aggregation", "fields.n.aggregate-function": "count",
+        "fields.s.aggregate-function": "sum"})
+    t.write(pa.table({"k": pa.array([1, 1], pa.int32()), "n": [7, None], "s": [1, 2]}))
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "n": [5], "s": [3]}))
+    assert as_tuples(t.to_arrow()) == [(1, 2, 6)]
+    t.compact(full=True)
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "n": [9], "s": [4]}))
+    assert as_tuples(t.to_arrow()) == [(1, 3, 10)]
+    t.compact(full=True)
+    assert as_tuples(t.to_arrow()) == [(1, 3, 10)]

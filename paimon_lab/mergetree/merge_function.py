@@ -271,14 +271,21 @@ class FieldProductAgg(FieldAggregator):
 class FieldCountAgg(FieldAggregator):
     """Number of non-null values; a retraction of a non-null value subtracts one.
 
+    Stored values are counts, so merging merged rows stays right: the writer first turns each
+    input value into its contribution (1 if non-null, else 0, see
+    :meth:`AggregateMergeFunction.prepare_input`) and merging adds contributions up.
     Null for a group without rows taking part (e.g. all ignored retractions).
     """
 
     name, types, supports_retract = "count", frozenset({"INT", "BIGINT"}), True
 
+    @staticmethod
+    def contribution(column):
+        return pc.if_else(pc.is_valid(column), 1, 0).cast(column.type)
+
     def _aggregate(self, values, gids, n, retract):
-        weights = np.where(retract, -1, 1) * _valid(values)
-        counts = np.bincount(gids, weights=weights, minlength=n).round().astype(np.int64)
+        stored = pc.fill_null(values, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        counts = np.bincount(gids, weights=np.where(retract, -1, 1) * stored, minlength=n).round().astype(np.int64)
         present = np.bincount(gids, minlength=n) > 0
         return pa.array(counts, pa.int64(), mask=~present)
 
@@ -461,6 +468,10 @@ class MergeFunction:
     def __init__(self, ignore_delete: bool = False):
         self.ignore_delete = ignore_delete
 
+    def prepare_input(self, rows: pa.Table) -> pa.Table:
+        """Turn freshly written rows into what the engine stores (before any merge)."""
+        return rows
+
     def merge(self, kv: pa.Table, keys: Sequence[str]) -> pa.Table:
         """One row per distinct key of ``kv`` (sorted by ``keys``, then merge order)."""
         if kv.num_rows == 0:
@@ -563,6 +574,11 @@ class PartialUpdateMergeFunction(MergeFunction):
         self.fixed = set(fixed)
         self.sequence_groups = list(sequence_groups)
 
+    def prepare_input(self, rows: pa.Table) -> pa.Table:
+        for group in self.sequence_groups:
+            rows = _count_contributions(rows, group.aggregators)
+        return rows
+
     def _merge(self, kv, keys, groups, kinds, retract):
         grouped = {c for g in self.sequence_groups for c in g.fields + g.sequence_fields}
         values: dict[str, pa.Array | pa.ChunkedArray] = {}
@@ -625,6 +641,9 @@ class AggregateMergeFunction(MergeFunction):
         super().__init__(ignore_delete)
         self.aggregators = dict(aggregators)
 
+    def prepare_input(self, rows: pa.Table) -> pa.Table:
+        return _count_contributions(rows, self.aggregators)
+
     def _merge(self, kv, keys, groups, kinds, retract):
         values = {}
         for name, agg in self.aggregators.items():
@@ -634,6 +653,14 @@ class AggregateMergeFunction(MergeFunction):
 
     def __repr__(self) -> str:
         return f"AggregateMergeFunction({list(self.aggregators.values())}, ignore_delete={self.ignore_delete})"
+
+
+def _count_contributions(rows: pa.Table, aggregators: Mapping[str, FieldAggregator]) -> pa.Table:
+    for name, agg in aggregators.items():
+        if isinstance(agg, FieldCountAgg) and name in rows.column_names:
+            i = rows.schema.get_field_index(name)
+            rows = rows.set_column(i, rows.schema.field(i), FieldCountAgg.contribution(rows.column(name)))
+    return rows
 
 
 def _last_non_null(col: pa.ChunkedArray | pa.Array, groups: KeyGroups):

@@ -301,7 +301,7 @@ class KeyValueFileStoreWrite:
                 pass
         if kinds_col is not None and row_kinds is not None:
             raise DataValidationError(f"Give row kinds either as row_kinds or as a '{ROW_KIND_COLUMN}' column")
-        rows = to_arrow_table(table, self.schema)
+        rows = self.merge_fn.prepare_input(to_arrow_table(table, self.schema))
         kinds = parse_row_kinds(row_kinds if row_kinds is not None else kinds_col, rows.num_rows)
         if self.ignore_delete:
             keep = (kinds != 1) & (kinds != 3)
