@@ -211,15 +211,17 @@ def to_bytes(values: Sequence[Any], types: Sequence[Any]) -> bytes:
     fixed = bytearray(fixed_size)
     var = bytearray()
     for pos, (v, t) in enumerate(zip(values, types)):
-        layout = _layout(t)
         slot_at = nulls_size + 8 * pos
         if v is None:
             bit = pos + HEADER_BITS
             fixed[bit // 8] |= 1 << (bit % 8)
+            # Nested types are only ever null here (statistics have no min/max for them).
+            layout = None if getattr(t, "is_nested", False) else _layout(t)
             if layout in ("wide_decimal", "wide_timestamp"):
                 struct.pack_into("<Q", fixed, slot_at, (fixed_size + len(var)) << 32)
                 var += bytes(WIDE_DECIMAL_BYTES if layout == "wide_decimal" else 8)
             continue
+        layout = _layout(t)
         if layout in ("string", "binary"):
             data = _as_bytes(v, layout)
             if len(data) <= MAX_INLINE_SIZE:

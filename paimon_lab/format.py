@@ -168,8 +168,10 @@ def _avro_type(t: DataType, name: str):
         if r == "DECIMAL":
             base = {"type": "bytes", "logicalType": "decimal", "precision": t.precision, "scale": t.scale}
         elif r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+            if t.precision > 6:
+                raise UnsupportedTypeError(f"Avro data files cannot hold {t}: Avro timestamps stop at microseconds")
             logical = "timestamp-millis" if t.precision <= 3 else "timestamp-micros"
-            if r == "TIMESTAMP":
+            if r == "TIMESTAMP_LTZ":
                 logical = "local-" + logical
             base = {"type": "long", "logicalType": logical}
         if base is None:

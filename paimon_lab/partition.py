@@ -32,14 +32,23 @@ def unescape_path_name(text: str) -> str:
     return "".join(out)
 
 
-def _java_float(value: float) -> str:
+def java_float_string(value: float, single: bool = False) -> str:
+    """Java's Double.toString (Float.toString if ``single``): shortest round-trip digits,
+    plain between 1e-3 and 1e7, else computerized scientific notation like ``1.0E20``."""
+    import numpy as np
+
     if value != value:
         return "NaN"
     if value in (float("inf"), float("-inf")):
         return "Infinity" if value > 0 else "-Infinity"
-    if value == int(value) and abs(value) < 1e7:
-        return f"{value:.1f}"
-    return repr(value)
+    v = np.float32(value) if single else np.float64(value)
+    if v == 0:
+        return "-0.0" if np.signbit(v) else "0.0"
+    if 1e-3 <= abs(float(v)) < 1e7:
+        text = np.format_float_positional(v, unique=True, trim="0")
+        return text
+    mantissa, exponent = np.format_float_scientific(v, unique=True, trim="0").split("e")
+    return f"{mantissa}E{int(exponent)}"
 
 
 def _legacy_timestamp(value: dt.datetime) -> str:
@@ -67,7 +76,7 @@ def value_to_partition_string(value: Any, field: DataField, default_name: str, l
     if isinstance(value, bool):
         return "true" if value else "false"
     if root in ("FLOAT", "DOUBLE"):
-        return _java_float(float(value))
+        return java_float_string(float(value), single=root == "FLOAT")
     if root == "DATE":
         if legacy:
             return str((value - dt.date(1970, 1, 1)).days)

@@ -15,7 +15,7 @@ from .errors import PaimonLabError, SchemaError, SnapshotNotExistError, TableNot
 from .fs import FileIO, join
 from .manifest import DataFileMeta, ManifestIO
 from .partition import PartitionCodec
-from .predicate import And, Leaf, Predicate, bind, parse_filter
+from .predicate import And, Leaf, Or, Predicate, bind, parse_filter
 from .read import TableRead
 from .scan import DataSplit, FileStoreScan, ManifestCache
 from .schema import SchemaManager, TableSchema
@@ -417,30 +417,51 @@ class TableWriter:
             return self.snapshot_id
         messages: list[CommitMessage] = []
         try:
-            overwrite = self._overwrite_predicate()
+            static = self._static_overwrite()
             messages = self.prepare_commit()
-            if isinstance(overwrite, Predicate):
-                self._check_inside(messages, overwrite)
+            overwrite = self._overwrite_target(static, messages)
+            if isinstance(static, Predicate):
+                self._check_inside(messages, static)
             # FileStoreCommit cleans up after itself once the first snapshot is visible.
             first, second = FileStoreCommit(self.table, self.commit_user).commit(messages, overwrite=overwrite)
         except BaseException:
             self.table.discard(messages)
             self.abort()
             raise
-        self.snapshot_id = first if first is not None else second
         self._done = True
+        self.snapshot_id = first if first is not None else second
         return self.snapshot_id
 
-    def _overwrite_predicate(self) -> Predicate | bool | None:
-        if self.overwrite is True:
+    def _static_overwrite(self) -> Predicate | bool | None:
+        """The partition spec of the overwrite (True: no spec), or None for a plain write."""
+        if self.overwrite is False or self.overwrite is None:
+            return None
+        if self.overwrite is True or self.overwrite == {}:
             return True
-        if not isinstance(self.overwrite, dict) or not self.overwrite:
-            return True if self.overwrite == {} else None
+        if not isinstance(self.overwrite, dict):
+            raise PaimonLabError("overwrite must be True, False or a dict of partition values")
         unknown = [k for k in self.overwrite if k not in self.table.partition_keys]
         if unknown:
             raise SchemaError(f"Overwrite names {unknown}, which are not partition keys {self.table.partition_keys}")
-        pred = And(tuple(Leaf("=", k, (v,)) for k, v in self.overwrite.items()))
+        pred = And(tuple(Leaf("is_null", k) if v is None else Leaf("=", k, (v,)) for k, v in self.overwrite.items()))
         return bind(pred, self.table.schema.arrow_schema())
+
+    def _overwrite_target(self, static, messages: list[CommitMessage]) -> Predicate | bool | None:
+        """What the overwrite replaces. With 'dynamic-partition-overwrite' (the default) and partition
+        columns left open, only the partitions the new data lands in are replaced."""
+        if static is None:
+            return None
+        keys = self.table.partition_keys
+        fully_static = isinstance(static, Predicate) and set(self.overwrite) >= set(keys)
+        if not keys or fully_static or not self.table.schema.core.get("dynamic-partition-overwrite"):
+            return static
+        codec = self.table.partition_codec
+        written = sorted({m.partition for m in messages if m.new_files})
+        if not written:
+            return None  # nothing written: a dynamic overwrite replaces nothing
+        parts = tuple(And(tuple(Leaf("is_null", k) if v is None else Leaf("=", k, (v,))
+                                for k, v in codec.to_dict(p).items())) for p in written)
+        return bind(Or(parts), self.table.schema.arrow_schema())
 
     def _check_inside(self, messages: list[CommitMessage], pred: Predicate) -> None:
         codec = self.table.partition_codec

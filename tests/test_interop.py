@@ -336,15 +336,11 @@ def nested_table(fmt: str, writer: str) -> pa.Table:
     return pa.table(cols)
 
 
-_NESTED_STATS_BUG = ("paimon_lab bug: stats.collect_stats passes ARRAY/MAP/ROW field types to "
-                     "binary_row.serialize, whose _layout() raises 'BinaryRow supports atomic types only' "
-                     "even for the all-null min/max of nested columns, so no table with a nested column "
-                     "can be written")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("writer,reader", [
-    pytest.param("lab", "py", id="lab->py", marks=pytest.mark.xfail(strict=True, reason=_NESTED_STATS_BUG)),
+    pytest.param("lab", "py", id="lab->py"),
     pytest.param("py", "lab", id="py->lab"),
 ])
 def test_nested_types(engines, writer, reader, fmt):
@@ -480,14 +476,8 @@ def test_partitions_both_ways(engines, warehouse, partition_keys, options):
     assert any(options.get("partition.default-name", "__DEFAULT_PARTITION__") in d for d in lab_dirs)
 
 
-_FLOAT_PARTITION_BUG = (
-    "paimon_lab bug: partition._java_float renders FLOAT/DOUBLE partition values with Python's repr "
-    "(of the float32 widened to float64 for FLOAT) instead of Java's Float/Double.toString, e.g. "
-    "'1e+20' for 1.0E20, '10000000.0' for 1.0E7, '0.0001' for 1.0E-4, '0.10000000149011612' for 0.1f; "
-    "each engine then looks for the other's files in a directory that does not exist")
 
 
-@pytest.mark.xfail(strict=True, reason=_FLOAT_PARTITION_BUG)
 @pytest.mark.parametrize("key", ["f64", "f32"])
 def test_float_partition_paths(engines, warehouse, key):
     # Values whose Java toString is the same on every JDK. Not NaN/Infinity: pypaimon writes
@@ -742,14 +732,10 @@ def test_empty_tables_and_empty_overwrites(engines):
         assert [s[1] for s in engines["py"].snapshots(f"db.lab_{t}")] == ["APPEND", "OVERWRITE"]
 
 
-_AVRO_TS_BUG = ("paimon_lab bug: format._avro_type swaps Avro timestamp logical types. Paimon "
-                "(Java AvroSchemaConverter, and pypaimon) writes TIMESTAMP as timestamp-millis/micros and "
-                "TIMESTAMP WITH LOCAL TIME ZONE as local-timestamp-millis/micros; paimon_lab writes the "
-                "opposite")
 
 
 @pytest.mark.parametrize("fmt", [
-    "parquet", "orc", pytest.param("avro", marks=pytest.mark.xfail(strict=True, reason=_AVRO_TS_BUG)),
+    "parquet", "orc", "avro",
 ])
 def test_same_file_schema_as_pypaimon(engines, warehouse, fmt):
     """The data files' own schemas (Arrow or Avro) match what pypaimon writes for the same table."""
@@ -806,9 +792,6 @@ def test_orc_timestamps_out_of_ns_range(engines):
         assert_same(got, data, what=f"lab reading {w}'s ORC file")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "paimon_lab bug: format._avro_type maps TIMESTAMP(7..9) to timestamp-micros, so Avro files "
-    "silently drop the nanoseconds (Java Paimon and pypaimon refuse precision > 6 in Avro)"))
 def test_avro_nanos_not_truncated(engines):
     """TIMESTAMP(9) in an Avro table: refuse it (as Java Paimon and pypaimon do) or keep every nanosecond."""
     data = pa.table({"id": pa.array([1, 2], pa.int32()),
@@ -956,11 +939,6 @@ def test_many_commits_and_manifest_merge(engines):
     assert len(lab.store_scan().manifests(lab.latest_snapshot())) < 8, "manifests were never merged"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "paimon_lab divergence: TableWriter/FileStoreCommit ignore 'dynamic-partition-overwrite' "
-    "(default true, declared in options.py). Paimon (Java FileStoreCommitImpl.overwrite, pypaimon) "
-    "then overwrites only the partitions present in the new data; paimon_lab's overwrite=True "
-    "drops every partition"))
 def test_dynamic_partition_overwrite_default(engines):
     schema = history_data(0, 0, ["a"]).schema
     base = history_data(0, 30, ["a", "b", "c"])
