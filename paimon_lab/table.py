@@ -152,13 +152,6 @@ class Table:
     def store_scan(self) -> FileStoreScan:
         return FileStoreScan(self)
 
-    def max_sequence_number(self, partition: bytes, bucket: int) -> int:
-        latest = self.snapshot_manager.latest()
-        if latest is None:
-            return -1
-        entries = [e for e in self.store_scan().read_entries(latest, bucket=bucket) if e.partition == partition]
-        return max((e.file.max_sequence_number for e in entries), default=-1)
-
     # ------------------------------------------------------------------ writing
     def _new_writer(self, commit_user: str):
         if self.schema.primary_keys:
@@ -191,17 +184,17 @@ class Table:
         return self.write(rows, row_kinds=["-D"] * rows.num_rows)
 
     def compact(self, *, full: bool = False, partition: dict | None = None) -> int | None:
-        """Compact the LSM trees of a primary-key table (all buckets, or one partition's).
-
-        ``full=True`` merges each bucket into its top level. Returns the COMPACT snapshot id, or
-        None if there was nothing to do.
+        """Compact the table (all buckets, or one partition's): primary-key tables merge their LSM
+        trees (``full=True``: each bucket into its top level); append tables rewrite small files
+        into larger ones (``full=True``: every bucket with more than one file).
+        Returns the COMPACT snapshot id, or None if there was nothing to do.
         """
-        if not self.schema.primary_keys:
-            raise PaimonLabError("compact() is for primary-key tables")
         self.refresh()
         pred = None
         if partition:
             pred = bind(And(tuple(Leaf("=", k, (v,)) for k, v in partition.items())), self.schema.arrow_schema())
+        if not self.schema.primary_keys:
+            return self._compact_append(full, pred)
         store = self._new_writer(str(uuid.uuid4()))
         messages: list[CommitMessage] = []
         try:
@@ -285,6 +278,32 @@ class Table:
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         """Like :meth:`to_arrow`, as a pandas DataFrame."""
         return self.to_arrow(**kwargs).to_pandas()
+
+    def _compact_append(self, full: bool, pred: Predicate | None) -> int | None:
+        from .append_compact import AppendCompactor
+
+        latest = self.snapshot_manager.latest()
+        if latest is None:
+            return None
+        groups: dict[tuple[bytes, int], list] = {}
+        total: dict[tuple[bytes, int], int] = {}
+        for e in self.store_scan().read_entries(latest, pred):
+            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+            total[(e.partition, e.bucket)] = e.total_buckets
+        compactor = AppendCompactor(self)
+        messages: list[CommitMessage] = []
+        try:
+            for (part, bucket), files in groups.items():
+                msg = compactor.compact(part, bucket, total[(part, bucket)], files, full)
+                if msg is not None:
+                    messages.append(msg)
+            if not messages:
+                return None
+            _, compact_id = FileStoreCommit(self).commit(messages)
+        except BaseException:
+            self.discard(messages)
+            raise
+        return compact_id
 
     def levels(self, snapshot_id: int | None = None) -> pd.DataFrame:
         """The LSM layout of a snapshot: one row per data file with its partition, bucket, level,

@@ -122,6 +122,17 @@ class AppendWriter:
         self.namer = FileNamer(self.core.get("data-file.prefix"), "." + self.core.file_format)
         self.messages: dict[tuple[bytes, int], CommitMessage] = {}
         self._next_seq: dict[tuple[bytes, int], int] = {}
+        self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
+
+    def restored(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
+        """Live files per (partition, bucket) of the latest snapshot."""
+        if self._restored is None:
+            self._restored = {}
+            latest = self.table.snapshot_manager.latest()
+            if latest is not None:
+                for e in self.table.store_scan().live_entries(latest):
+                    self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
+        return self._restored
 
     def write(self, data: Any) -> None:
         table = to_arrow_table(data, self.schema)
@@ -188,11 +199,22 @@ class AppendWriter:
             return self._next_seq[key]
         if self.num_buckets <= 0:
             return 0  # bucket-unaware tables do not order files by sequence
-        return self.table.max_sequence_number(key[0], key[1]) + 1
+        return max((f.max_sequence_number for f in self.restored().get(key, [])), default=-1) + 1
 
     def prepare_commit(self) -> list[CommitMessage]:
         self.flush()
         out = [m for m in self.messages.values() if m.new_files]
+        if self.num_buckets > 0 and not self.core.get("write-only"):
+            # Fixed-bucket (queue) tables compact small files as they are written, as Java's
+            # bucketed append writer does.
+            from .append_compact import AppendCompactor
+
+            compactor = AppendCompactor(self.table)
+            for m in out:
+                files = self.restored().get((m.partition, m.bucket), []) + m.new_files
+                done = compactor.compact(m.partition, m.bucket, m.total_buckets, files, full=False)
+                if done is not None:
+                    m.compact_before, m.compact_after = done.compact_before, done.compact_after
         self.messages = {}
         return out
 

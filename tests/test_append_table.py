@@ -258,3 +258,37 @@ def test_manifests_merge_after_many_commits(catalog, sample_schema):
     assert len(metas) < 12
     assert t.to_arrow().num_rows == 24
     assert t.to_arrow(snapshot_id=3).num_rows == 6
+
+
+def test_append_compaction_merges_small_files(catalog, sample_schema):
+    t = catalog.create_table("db.t", sample_schema, partition_keys=["dt"])
+    for i in range(6):
+        t.write(make_rows(30, start=i * 30))
+    before = sorted_rows(t.to_arrow())
+    assert t.compact() is not None  # 6 small files per partition >= compaction.min.file-num (5)
+    snap = t.latest_snapshot()
+    assert snap.commit_kind == "COMPACT" and snap.total_record_count == 180
+    assert [len(s.files) for s in t.plan()] == [1, 1, 1]
+    assert sorted_rows(t.to_arrow()) == before
+    assert t.compact() is None
+    assert t.compact(full=True) is None  # one file per bucket: nothing to do
+    assert t.to_arrow(snapshot_id=6).num_rows == 180
+
+
+def test_fixed_bucket_append_table_compacts_while_writing_in_order(catalog, sample_schema):
+    t = catalog.create_table("db.q", sample_schema, options={"bucket": "1", "bucket-key": "id"})
+    for i in range(5):
+        t.write(make_rows(10, start=i * 10))
+    kinds = [s.commit_kind for s in t.snapshots()]
+    assert kinds == ["APPEND"] * 5 + ["COMPACT"]
+    files = t.plan()[0].files
+    assert len(files) == 1 and (files[0].min_sequence_number, files[0].max_sequence_number) == (0, 49)
+    assert t.to_arrow()["id"].to_pylist() == list(range(50))  # queue order kept
+
+
+def test_write_only_append_table_does_not_compact(catalog, sample_schema):
+    t = catalog.create_table("db.q", sample_schema, options={"bucket": "1", "bucket-key": "id", "write-only": "true"})
+    for i in range(6):
+        t.write(make_rows(3, start=i * 3))
+    assert all(s.commit_kind == "APPEND" for s in t.snapshots())
+    assert t.compact(full=True) == 7
