@@ -253,17 +253,35 @@ class Table:
         raise PaimonLabError(f"filter must be a SQL string or a Predicate, not {type(filter).__name__}")
 
     def plan(self, *, filter: FilterLike = None, snapshot_id: int | None = None, tag: str | None = None,
-             timestamp_millis: int | None = None) -> list[DataSplit]:
+             timestamp_millis: int | None = None, read_optimized: bool = False) -> list[DataSplit]:
         """The splits (files per partition and bucket) a read of this table would touch."""
         snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
         if snap is None:
             return []
-        return self.store_scan().plan(snap, self._predicate(filter))
+        return self._splits(snap, self._predicate(filter), read_optimized)
+
+    def _splits(self, snap: Snapshot, pred: Predicate | None, read_optimized: bool) -> list[DataSplit]:
+        splits = self.store_scan().plan(snap, pred)
+        if read_optimized and self.schema.primary_keys:
+            top = self.kv_layout_num_levels() - 1
+            splits = [DataSplit(s.partition, s.bucket, [f for f in s.files if f.level == top], s.snapshot_id)
+                      for s in splits]
+            splits = [s for s in splits if s.files]
+        return splits
+
+    def kv_layout_num_levels(self) -> int:
+        core = self.schema.core
+        return core.get("num-levels") or core.get("num-sorted-run.compaction-trigger") + 1
 
     def to_arrow(self, *, columns: Sequence[str] | None = None, filter: FilterLike = None,
                  snapshot_id: int | None = None, tag: str | None = None,
-                 timestamp_millis: int | None = None, limit: int | None = None) -> pa.Table:
-        """Read the table (latest, or as of a snapshot, tag or time) as an Arrow table."""
+                 timestamp_millis: int | None = None, limit: int | None = None,
+                 read_optimized: bool = False) -> pa.Table:
+        """Read the table (latest, or as of a snapshot, tag or time) as an Arrow table.
+
+        ``read_optimized`` reads only the fully compacted top level of a primary-key table
+        (Paimon's ``$ro`` view): no merging, but data not yet compacted is not seen.
+        """
         if columns is not None:
             for c in columns:
                 if c not in self.schema.field_names:
@@ -273,7 +291,7 @@ class Table:
         reader = TableRead(self, columns, pred, limit)
         if snap is None:
             return reader.output_schema.empty_table()
-        return reader.read(self.store_scan().plan(snap, pred))
+        return reader.read(self._splits(snap, pred, read_optimized))
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         """Like :meth:`to_arrow`, as a pandas DataFrame."""

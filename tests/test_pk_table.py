@@ -404,3 +404,32 @@ def test_count_aggregate_survives_repeated_merges(catalog):
     assert as_tuples(t.to_arrow()) == [(1, 3, 10)]
     t.compact(full=True)
     assert as_tuples(t.to_arrow()) == [(1, 3, 10)]
+
+
+def test_read_optimized_reads_only_the_top_level(catalog):
+    t = pk_table(catalog, bucket="1")
+    t.write(rows((1, 1.0, "a"), (2, 1.0, "b")))
+    t.compact(full=True)
+    t.write(rows((1, 2.0, "new"), (3, 1.0, "c")))
+    assert as_tuples(t.to_arrow(read_optimized=True)) == [(1, 1.0, "a"), (2, 1.0, "b")]
+    assert as_tuples(t.to_arrow()) == [(1, 2.0, "new"), (2, 1.0, "b"), (3, 1.0, "c")]
+
+
+def test_sequence_field_orders_updates_by_user_column(catalog):
+    schema = pa.schema([("k", pa.int32()), ("ts", pa.int64()), ("v", pa.string())])
+    t = pk_table(catalog, schema=schema, bucket="1", **{"sequence.field": "ts"})
+    t.write(pa.table({"k": pa.array([1, 2], pa.int32()), "ts": [10, 10], "v": ["new", "x"]}))
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "ts": [5], "v": ["late-but-old"]}))
+    assert as_tuples(t.to_arrow()) == [(1, 10, "new"), (2, 10, "x")]
+    t.compact(full=True)
+    assert as_tuples(t.to_arrow()) == [(1, 10, "new"), (2, 10, "x")]
+
+
+def test_sequence_auto_padding_row_kind_flag(catalog):
+    schema = pa.schema([("k", pa.int32()), ("ts", pa.int64()), ("v", pa.string())])
+    t = pk_table(catalog, schema=schema, bucket="1", **{"sequence.field": "ts",
+                                                         "sequence.auto-padding": "row-kind-flag"})
+    # +U arrives before its -U with the same op time: the -U must still be applied first
+    t.write(pa.table({"k": pa.array([1, 1], pa.int32()), "ts": [7, 7], "v": ["after", "before"]}),
+            row_kinds=["+U", "-U"])
+    assert as_tuples(t.to_arrow()) == [(1, 7, "after")]

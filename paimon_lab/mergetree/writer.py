@@ -268,7 +268,7 @@ class KeyValueFileStoreWrite:
         self.dv_enabled = core.get("deletion-vectors.enabled")
         self.compact_at_commit = self.changelog_producer == "lookup" or self.dv_enabled
         trigger = core.get("num-sorted-run.compaction-trigger")
-        self.num_levels = core.get("num-levels") or trigger + 1
+        self.num_levels = table.kv_layout_num_levels()
         self.strategy = UniversalCompaction(core.get("compaction.max-size-amplification-percent"),
                                             core.get("compaction.size-ratio"), trigger)
         self.ignore_delete = core.get("ignore-delete")
