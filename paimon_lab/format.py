@@ -23,10 +23,12 @@ def _parquet_compression(codec: str) -> str:
 
 
 class RollingFileWriter:
-    """Writes one Arrow stream into files of about ``target_size`` bytes each.
+    """Writes a stream of Arrow tables into files of about ``target_size`` bytes each.
 
-    ``next_path`` is called for every new file; :meth:`close` returns ``(path, size, table)``
-    per file so the caller can compute statistics on exactly the rows of each file.
+    Successive :meth:`write` calls continue the current file until it reaches the target.
+    ``next_path`` is called for every new file. :meth:`drain` (and :meth:`close`, which also
+    finishes the open file) return ``(path, size, rows)`` for each finished file, so the caller can
+    compute statistics on exactly the rows of each file and then let them go.
     ``file_columns`` names the columns that go into the files (default: all).
     """
 
@@ -43,6 +45,7 @@ class RollingFileWriter:
         self.compression = compression
         self.zstd_level = zstd_level
         self.done: list[tuple[str, int, pa.Table]] = []
+        self._open: tuple | None = None  # (path, sink, parquet writer, [row slices])
 
     def write(self, table: pa.Table) -> None:
         if table.num_rows == 0:
@@ -68,29 +71,57 @@ class RollingFileWriter:
         row_group = int(min(256 * 1024, max(1024, self.target // per_row)))
         start = 0
         while start < table.num_rows:
-            path = self.next_path()
-            sink = self.io.open_output(path)
-            writer = pq.ParquetWriter(sink, self.schema, compression=_parquet_compression(self.compression),
-                                      compression_level=level, write_statistics=True)
-            first = start
-            try:
-                while start < table.num_rows:
-                    chunk = table.slice(start, row_group)
-                    writer.write_table(self._project(chunk), row_group_size=row_group)
-                    start += chunk.num_rows
-                    if sink.tell() >= self.target:
-                        break
-            finally:
-                writer.close()
-                size = sink.tell()
-                sink.close()
-            self.done.append((path, size, table.slice(first, start - first)))
+            if self._open is None:
+                path = self.next_path()
+                sink = self.io.open_output(path)
+                writer = pq.ParquetWriter(sink, self.schema, compression=_parquet_compression(self.compression),
+                                          compression_level=level, write_statistics=True)
+                self._open = (path, sink, writer, [])
+            path, sink, writer, slices = self._open
+            chunk = table.slice(start, row_group)
+            writer.write_table(self._project(chunk), row_group_size=row_group)
+            slices.append(chunk)
+            start += chunk.num_rows
+            if sink.tell() >= self.target:
+                self._finish()
+
+    def _finish(self) -> None:
+        if self._open is None:
+            return
+        path, sink, writer, slices = self._open
+        self._open = None
+        try:
+            writer.close()
+            size = sink.tell()
+        finally:
+            sink.close()
+        self.done.append((path, size, pa.concat_tables(slices) if len(slices) > 1 else slices[0]))
 
     def _project(self, table: pa.Table) -> pa.Table:
         return table.select(self.file_columns) if self.file_columns is not None else table
 
+    def drain(self) -> list[tuple[str, int, pa.Table]]:
+        """Files finished so far (each returned once)."""
+        out, self.done = self.done, []
+        return out
+
     def close(self) -> list[tuple[str, int, pa.Table]]:
-        return self.done
+        self._finish()
+        return self.drain()
+
+    def abort(self) -> list[str]:
+        """Close without keeping anything; returns the paths written (for the caller to delete)."""
+        paths = [p for p, _, _ in self.done]
+        if self._open is not None:
+            path, sink, writer, _ = self._open
+            self._open = None
+            try:
+                writer.close()
+            finally:
+                sink.close()
+            paths.append(path)
+        self.done = []
+        return paths
 
 
 def write_table_bytes(table: pa.Table, fmt: str, compression: str = "zstd") -> bytes:

@@ -433,3 +433,33 @@ def test_sequence_auto_padding_row_kind_flag(catalog):
     t.write(pa.table({"k": pa.array([1, 1], pa.int32()), "ts": [7, 7], "v": ["after", "before"]}),
             row_kinds=["+U", "-U"])
     assert as_tuples(t.to_arrow()) == [(1, 7, "after")]
+
+
+def test_compaction_merges_large_units_in_key_slices(catalog, monkeypatch):
+    from paimon_lab.mergetree import compact
+
+    calls = []
+    original = compact.merge_sorted
+
+    def counting(layout, fn, kv):
+        calls.append(kv.num_rows)
+        return original(layout, fn, kv)
+
+    t = pk_table(catalog, bucket="1", **{"write-buffer-size": "64 kb", "write-only": "true"})
+    expected = {}
+    for i in range(4):
+        data = rows(*[(k, float(i), f"v{i}") for k in range(i * 500, i * 500 + 3000)])
+        t.write(data)
+        expected.update({k: (float(i), f"v{i}") for k in range(i * 500, i * 500 + 3000)})
+    t.write(rows(*[(k, 0.0, "x") for k in range(0, 4500, 7)]), row_kinds=["-D"] * len(range(0, 4500, 7)))
+    for k in range(0, 4500, 7):
+        expected.pop(k)
+    monkeypatch.setattr(compact, "merge_sorted", counting)
+    t.compact(full=True)
+    assert len(calls) > 3 and max(calls) < 6000  # merged slice by slice (64 KB buffer -> 1024-row slices)
+    got = {r["k"]: (r["v1"], r["v2"]) for r in t.to_arrow().to_pylist()}
+    assert got == expected
+    lv = t.levels()
+    assert set(lv["level"]) == {5} and lv["row_count"].sum() == len(expected)
+    mins = [r for r in lv["min_key"]]
+    assert mins == sorted(mins)  # the top level is one sorted run

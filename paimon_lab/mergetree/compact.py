@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..format import read_file
 from ..fs import join
 from ..manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from .kv import INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, VALUE_KIND, KeyValueLayout, is_retract
@@ -44,13 +45,21 @@ class BucketFiles:
     def path(self, f: DataFileMeta) -> str:
         return f.external_path or join(self.directory, f.file_name)
 
-    def read(self, files: list[DataFileMeta], dvs: dict | None = None) -> pa.Table:
-        """KV rows of ``files`` in order; rows marked in deletion vectors ``dvs`` are left out."""
-        return concat_kv([self.read_file(f, dvs) for f in files], self.layout.arrow_schema)
+    def read(self, files: list[DataFileMeta], dvs: dict | None = None, key_range: tuple | None = None) -> pa.Table:
+        """KV rows of ``files`` in order; rows marked in deletion vectors ``dvs`` are left out.
+        ``key_range`` = (low, high) keeps rows whose first key column is in [low, high) (None: open)."""
+        return concat_kv([self.read_file(f, dvs, key_range) for f in files], self.layout.arrow_schema)
 
-    def read_file(self, f: DataFileMeta, dvs: dict | None = None) -> pa.Table:
+    def read_file(self, f: DataFileMeta, dvs: dict | None = None, key_range: tuple | None = None) -> pa.Table:
         t = self.table
-        kv = self.layout.read(t.file_io, self.path(f), f, t.schema_for(f.schema_id))
+        schema = t.schema_for(f.schema_id)
+        expr = None
+        if key_range is not None:
+            column = pc.field(self.layout.first_key_file_column(schema))
+            low, high = key_range
+            for bound in ([column >= low] if low is not None else []) + ([column < high] if high is not None else []):
+                expr = bound if expr is None else expr & bound
+        kv = self.layout.read(t.file_io, self.path(f), f, schema, expr)
         dv = dvs.get(f.file_name) if dvs else None
         if dv is not None and not dv.is_empty():
             kv = kv.filter(pa.array(dv.mask(kv.num_rows)))
@@ -113,30 +122,65 @@ def diff_changelog(layout: KeyValueLayout, before: pa.Table, after: pa.Table, ro
 
 
 class CompactRewriter:
-    """Merges compaction units of one bucket and writes the results."""
+    """Merges compaction units of one bucket and writes the results.
 
-    def __init__(self, files: BucketFiles, merge_fn, next_path: Callable[[], str]):
+    Memory stays bounded: a unit of more than ``max_rows`` rows is merged in slices of the key
+    space (split points sampled from the first key column; every version of a key falls in the
+    same slice), each read with a key-range filter that skips Parquet row groups.
+    """
+
+    def __init__(self, files: BucketFiles, merge_fn, next_path: Callable[[], str], max_rows: int):
         self.files = files
         self.layout = files.layout
         self.merge_fn = merge_fn
         self.next_path = next_path
+        self.max_rows = max(1, max_rows)
 
     def rewrite(self, input_files: list[DataFileMeta], output_level: int, drop_delete: bool,
-                dvs: dict | None = None) -> tuple[pa.Table, list[DataFileMeta]]:
-        """Merge ``input_files`` (minus rows deleted in ``dvs``); returns (merged KV rows, new files
-        at ``output_level``)."""
-        merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, dvs))
-        if drop_delete:
-            merged = drop_retracts(merged)
-        return merged, self.write(merged, output_level)
+                dvs: dict | None = None, need_merged: bool = False) -> tuple[pa.Table | None, list[DataFileMeta]]:
+        """Merge ``input_files`` (minus rows deleted in ``dvs``) into new files at ``output_level``.
+        Returns (merged KV rows, or None when merged in slices and not ``need_merged``; new files)."""
+        total = sum(f.row_count for f in input_files)
+        has_dv = bool(dvs) and any(f.file_name in dvs for f in input_files)
+        if total <= self.max_rows or need_merged or has_dv:
+            merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, dvs))
+            if drop_delete:
+                merged = drop_retracts(merged)
+            return merged, self.write(merged, output_level)
+        t = self.files.table
+        writer = self.layout.writer(t.file_io, t.schema.core, output_level, self.next_path, FILE_SOURCE_COMPACT)
+        try:
+            for key_range in self._key_ranges(input_files, -(-total // self.max_rows)):
+                merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, None, key_range))
+                writer.write(drop_retracts(merged) if drop_delete else merged)
+            return None, writer.close()
+        except BaseException:
+            t.file_io.delete_quietly(writer.abort())
+            raise
+
+    def _key_ranges(self, files: list[DataFileMeta], slices: int) -> list[tuple]:
+        """[low, high) ranges of the first key column that split the rows into about ``slices`` parts."""
+        t = self.files.table
+        samples = []
+        step = max(1, sum(f.row_count for f in files) // (slices * 64))
+        for f in files:
+            schema = t.schema_for(f.schema_id)
+            name = self.layout.first_key_file_column(schema)
+            column = read_file(t.file_io, self.files.path(f), f.format, [name], [], None).column(0)
+            samples.append(column.take(pa.array(range(0, len(column), step))).combine_chunks())
+        keys = pa.concat_arrays(samples).sort() if samples else pa.array([])
+        if len(keys) < 2:
+            return [(None, None)]
+        picks = sorted({keys[int(len(keys) * i / slices)].as_py() for i in range(1, slices)} - {keys[0].as_py()})
+        bounds = [None] + picks + [None]
+        return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
 
     def write(self, merged: pa.Table, output_level: int) -> list[DataFileMeta]:
         if merged.num_rows == 0:
             return []
         t = self.files.table
-        written = self.layout.write_sorted(t.file_io, merged, t.schema.core, output_level, self.next_path,
-                                           FILE_SOURCE_COMPACT)
-        return [meta for _, meta in written]
+        return self.layout.write_sorted(t.file_io, merged, t.schema.core, output_level, self.next_path,
+                                        FILE_SOURCE_COMPACT)
 
 
 __all__ = ["BucketFiles", "CompactRewriter", "diff_changelog", "drop_retracts", "merge_sorted", "SEQUENCE_NUMBER"]

@@ -112,10 +112,11 @@ class KeyValueLayout:
 
     # ------------------------------------------------------------------ files
     def read(self, file_io: FileIO, path: str, file: DataFileMeta, file_schema: "TableSchema",
-             columns: Sequence[str] | None = None) -> pa.Table:
-        """Read a KV data file as this layout (value columns mapped by field id)."""
+             filter: pc.Expression | None = None) -> pa.Table:
+        """Read a KV data file as this layout (value columns mapped by field id), optionally only
+        the rows matching ``filter`` (an expression over the file's own column names)."""
         old = KeyValueLayout(file_schema) if file_schema.id != self.schema.id else self
-        raw = read_file(file_io, path, file.format, None, old.file_fields)
+        raw = read_file(file_io, path, file.format, None, old.file_fields, filter)
         by_id = {f.id: f for f in file_schema.fields}
         out = []
         for f in self.key_fields:
@@ -136,36 +137,62 @@ class KeyValueLayout:
             out.append(col.cast(f.type.to_arrow()) if col.type != f.type.to_arrow() else col)
         return pa.Table.from_arrays(out, schema=self.arrow_schema)
 
+    def first_key_file_column(self, file_schema: "TableSchema") -> str:
+        """The name the first key column has inside files written with ``file_schema``."""
+        fid = self.key_fields[0].id - KEY_FIELD_ID_START
+        name = next(f.name for f in file_schema.fields if f.id == fid)
+        return name if self.thin_mode else KEY_PREFIX + name
+
+    def writer(self, file_io: FileIO, options: "CoreOptions", level: int, next_path: Callable[[], str],
+               file_source: int = FILE_SOURCE_APPEND, target_size: int | None = None) -> "KeyValueFileWriter":
+        return KeyValueFileWriter(self, file_io, options, level, next_path, file_source, target_size)
+
     def write_sorted(self, file_io: FileIO, kv: pa.Table, options: "CoreOptions", level: int,
                      next_path: Callable[[], str], file_source: int = FILE_SOURCE_APPEND,
-                     target_size: int | None = None) -> list[tuple[str, DataFileMeta]]:
-        """Write sorted KV rows into rolling files; returns (path, meta) per file."""
-        file_columns = [f.name for f in self.file_fields]
-        writer = RollingFileWriter(file_io, options.file_format, kv.schema,
-                                   target_size or options.target_file_size, next_path,
-                                   options.get("file.compression"), options.get("file.compression.zstd-level"),
-                                   file_columns=file_columns)
-        writer.write(kv)
-        out = []
-        now = int(time.time() * 1000)
-        for path, size, rows in writer.close():
-            key_cols = [rows.column(c) for c in self.key_columns]
-            first = [c[0].as_py() for c in key_cols]
-            last = [c[-1].as_py() for c in key_cols]
-            seq = rows.column(SEQUENCE_NUMBER)
-            mm = pc.min_max(seq)
-            deletes = pc.sum(is_retract(rows.column(VALUE_KIND))).as_py() or 0
-            key_stats = collect_stats(rows, self.key_fields, options)
-            value_stats = collect_stats(rows, self.value_fields, options)
-            out.append((path, DataFileMeta(
-                file_name=path.rsplit("/", 1)[-1], file_size=size, row_count=rows.num_rows,
-                min_key=binary_row.serialize(first, self.key_types),
-                max_key=binary_row.serialize(last, self.key_types),
-                key_stats=key_stats, value_stats=value_stats,
-                min_sequence_number=mm["min"].as_py(), max_sequence_number=mm["max"].as_py(),
-                schema_id=self.schema.id, level=level, creation_time_millis=now,
-                delete_row_count=deletes, file_source=file_source)))
-        return out
+                     target_size: int | None = None) -> list[DataFileMeta]:
+        """Write sorted KV rows into rolling files; returns the files' metadata."""
+        w = self.writer(file_io, options, level, next_path, file_source, target_size)
+        w.write(kv)
+        return w.close()
+
+
+class KeyValueFileWriter:
+    """Rolling KV data files at one level; metadata is computed as each file is finished."""
+
+    def __init__(self, layout: KeyValueLayout, file_io: FileIO, options: "CoreOptions", level: int,
+                 next_path: Callable[[], str], file_source: int, target_size: int | None):
+        self.layout, self.options, self.level, self.file_source = layout, options, level, file_source
+        self.rolling = RollingFileWriter(file_io, options.file_format, layout.arrow_schema,
+                                         target_size or options.target_file_size, next_path,
+                                         options.get("file.compression"), options.get("file.compression.zstd-level"),
+                                         file_columns=[f.name for f in layout.file_fields])
+        self.metas: list[DataFileMeta] = []
+
+    def write(self, kv: pa.Table) -> None:
+        self.rolling.write(kv)
+        self.metas += [self._meta(*done) for done in self.rolling.drain()]
+
+    def close(self) -> list[DataFileMeta]:
+        self.metas += [self._meta(*done) for done in self.rolling.close()]
+        return self.metas
+
+    def abort(self) -> list[str]:
+        return self.rolling.abort()
+
+    def _meta(self, path: str, size: int, rows: pa.Table) -> DataFileMeta:
+        layout, options = self.layout, self.options
+        key_cols = [rows.column(c) for c in layout.key_columns]
+        mm = pc.min_max(rows.column(SEQUENCE_NUMBER))
+        deletes = pc.sum(is_retract(rows.column(VALUE_KIND))).as_py() or 0
+        return DataFileMeta(
+            file_name=path.rsplit("/", 1)[-1], file_size=size, row_count=rows.num_rows,
+            min_key=binary_row.serialize([c[0].as_py() for c in key_cols], layout.key_types),
+            max_key=binary_row.serialize([c[-1].as_py() for c in key_cols], layout.key_types),
+            key_stats=collect_stats(rows, layout.key_fields, options),
+            value_stats=collect_stats(rows, layout.value_fields, options),
+            min_sequence_number=mm["min"].as_py(), max_sequence_number=mm["max"].as_py(),
+            schema_id=layout.schema.id, level=self.level, creation_time_millis=int(time.time() * 1000),
+            delete_row_count=deletes, file_source=self.file_source)
 
 
 def parse_row_kinds(row_kinds, n: int) -> np.ndarray:

@@ -66,7 +66,8 @@ class MergeTreeWriter:
         self.dv_entry, dvs = store.deletion_vectors(partition, bucket)
         self.dvs = {name: dv.copy() for name, dv in dvs.items()}
         self.dv_changed = False
-        self.rewriter = CompactRewriter(self.files, store.merge_fn, self._next_data_path)
+        self.rewriter = CompactRewriter(self.files, store.merge_fn, self._next_data_path,
+                                        max_rows=store.buffer_limit // 64)
 
     def _next_data_path(self) -> str:
         return join(self.files.directory, self.store.data_namer.next())
@@ -84,7 +85,7 @@ class MergeTreeWriter:
         merged = merge_sorted(layout, store.merge_fn, kv)
         if merged.num_rows == 0:
             return
-        for _, meta in layout.write_sorted(store.table.file_io, merged, store.core, 0, self._next_data_path):
+        for meta in layout.write_sorted(store.table.file_io, merged, store.core, 0, self._next_data_path):
             self.new_files.append(meta)
             self.levels.add(meta)
         if not store.write_only and not store.compact_at_commit:
@@ -94,7 +95,7 @@ class MergeTreeWriter:
         if kv.num_rows == 0:
             return []
         s = self.store
-        return [m for _, m in self.layout.write_sorted(s.table.file_io, kv, s.core, 0, self._next_changelog_path)]
+        return self.layout.write_sorted(s.table.file_io, kv, s.core, 0, self._next_changelog_path)
 
     # ------------------------------------------------------------------ compaction
     def compact(self, full: bool) -> bool:
@@ -119,7 +120,8 @@ class MergeTreeWriter:
         if store.changelog_producer == "full-compaction" and output_level == self.levels.max_level:
             top_files = self.levels.levels.get(self.levels.max_level, [])
             before_top = drop_retracts(self.files.read(top_files, self.dvs))
-        merged, written = self.rewriter.rewrite(files, output_level, drop_delete, self.dvs)
+        merged, written = self.rewriter.rewrite(files, output_level, drop_delete, self.dvs,
+                                                need_merged=before_top is not None)
         if before_top is not None:
             self.compact_changelog += self._write_changelog(
                 diff_changelog(self.layout, before_top, drop_retracts(merged), store.row_deduplicate))
