@@ -8,4 +8,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]' -r bench/requirements.txt
+if [ $# -eq 0 ]; then
+  set -- tests notebooks --nbval
+fi
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
