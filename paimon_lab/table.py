@@ -153,12 +153,13 @@ class Table:
         return FileStoreScan(self)
 
     # ------------------------------------------------------------------ writing
-    def _new_writer(self, commit_user: str):
+    def _new_writer(self, commit_user: str, ignore_previous_files: bool = False):
+        """A writer for this table; an overwrite ignores the files it is about to replace."""
         if self.schema.primary_keys:
             from .mergetree.writer import KeyValueFileStoreWrite
 
-            return KeyValueFileStoreWrite(self, commit_user)
-        return AppendWriter(self, commit_user)
+            return KeyValueFileStoreWrite(self, commit_user, ignore_previous_files)
+        return AppendWriter(self, commit_user, ignore_previous_files)
 
     def write(self, data: Any, *, overwrite: bool | dict = False, row_kinds: Sequence[str] | None = None) -> int | None:
         """Write data (pyarrow Table/RecordBatch or pandas DataFrame) as exactly one commit.
@@ -432,7 +433,7 @@ class TableWriter:
         self.table = table
         self.commit_user = str(uuid.uuid4())
         self.overwrite = overwrite
-        self._writer = table._new_writer(self.commit_user)
+        self._writer = table._new_writer(self.commit_user, ignore_previous_files=overwrite not in (False, None))
         self.snapshot_id: int | None = None
         self._done = False
 

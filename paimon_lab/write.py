@@ -108,8 +108,9 @@ def group_rows(table: pa.Table, keys: Sequence[str]) -> list[tuple[tuple, pa.Tab
 class AppendWriter:
     """Writes an append (no primary key) table: bucket-unaware (-1) or fixed buckets."""
 
-    def __init__(self, table: "Table", commit_user: str):
+    def __init__(self, table: "Table", commit_user: str, ignore_previous_files: bool = False):
         self.table = table
+        self.ignore_previous_files = ignore_previous_files
         self.schema = table.schema
         self.core = self.schema.core
         self.commit_user = commit_user
@@ -128,7 +129,7 @@ class AppendWriter:
         """Live files per (partition, bucket) of the latest snapshot."""
         if self._restored is None:
             self._restored = {}
-            latest = self.table.snapshot_manager.latest()
+            latest = None if self.ignore_previous_files else self.table.snapshot_manager.latest()
             if latest is not None:
                 for e in self.table.store_scan().live_entries(latest):
                     self._restored.setdefault((e.partition, e.bucket), []).append(e.file)

@@ -463,3 +463,29 @@ def test_compaction_merges_large_units_in_key_slices(catalog, monkeypatch):
     assert set(lv["level"]) == {5} and lv["row_count"].sum() == len(expected)
     mins = [r for r in lv["min_key"]]
     assert mins == sorted(mins)  # the top level is one sorted run
+
+
+def test_overwrite_of_pk_table_ignores_the_replaced_files(catalog):
+    t = pk_table(catalog, bucket="1", **{"num-sorted-run.compaction-trigger": "2"})
+    t.write(rows((1, 1.0, "a"), (2, 1.0, "b")))
+    t.write(rows((3, 1.0, "c")))
+    t.write(rows((1, 9.0, "z")), overwrite=True)
+    assert as_tuples(t.to_arrow()) == [(1, 9.0, "z")]
+    lv = t.levels()
+    assert lv["row_count"].sum() == 1 and lv["min_sequence_number"].min() == 0
+
+
+def test_bucket_change_needs_overwrite(catalog):
+    t = pk_table(catalog, bucket="2")
+    t.write(rows(*[(i, 1.0, "a") for i in range(10)]))
+    from paimon_lab.schema import TableSchema
+    import dataclasses
+    newer = dataclasses.replace(t.schema, id=1, options={**t.schema.options, "bucket": "4"})
+    t.schema_manager.create(newer)
+    t.refresh()
+    with pytest.raises(SchemaError, match="rescale it"):
+        t.write(rows((99, 1.0, "x")))
+    t.write(t.to_arrow(), overwrite=True)
+    assert {s.bucket for s in t.plan()} == {0, 1, 2, 3}
+    t.write(rows((99, 1.0, "x")))
+    assert t.to_arrow().num_rows == 11

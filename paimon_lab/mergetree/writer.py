@@ -19,7 +19,7 @@ from .. import binary_row
 from ..bucket import DynamicBucketAssigner, load_deletion_vectors
 from ..deletion_vector import DeletionVector, write_dv_index
 from ..index_manifest import IndexFileMeta, IndexManifestEntry
-from ..errors import DataValidationError
+from ..errors import DataValidationError, SchemaError
 from ..fs import join
 from ..manifest import DataFileMeta, FileNamer
 from ..write import CommitMessage, group_rows, to_arrow_table
@@ -249,8 +249,9 @@ class MergeTreeWriter:
 class KeyValueFileStoreWrite:
     """Writes a primary-key table: buffering, bucketing, and one MergeTreeWriter per bucket."""
 
-    def __init__(self, table: "Table", commit_user: str):
+    def __init__(self, table: "Table", commit_user: str, ignore_previous_files: bool = False):
         self.table = table
+        self.ignore_previous_files = ignore_previous_files
         self.schema = table.schema
         self.core = core = self.schema.core
         self.commit_user = commit_user
@@ -430,9 +431,14 @@ class KeyValueFileStoreWrite:
     def restored(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
         if self._restored is None:
             self._restored = {}
-            latest = self.table.snapshot_manager.latest()
+            latest = None if self.ignore_previous_files else self.table.snapshot_manager.latest()
             if latest is not None:
                 for e in self.table.store_scan().live_entries(latest):
+                    if e.total_buckets != self.total_buckets and not self.dynamic:
+                        raise SchemaError(
+                            f"Partition {self.table.partition_codec.to_dict(e.partition)} was written with "
+                            f"{e.total_buckets} buckets but the table now has {self.total_buckets}; rescale it "
+                            "with an overwrite of that partition first")
                     self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
         return self._restored
 
