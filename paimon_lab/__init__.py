@@ -11,9 +11,9 @@
 from .catalog import Catalog
 from .errors import *  # noqa: F401,F403  (the exception hierarchy is public API)
 from .predicate import col, parse_filter
-from .schema import TableSchema
+from .schema import SchemaChange, TableSchema
 from .snapshot import Snapshot
 from .table import Table, TableWriter
 
 __version__ = "0.1.0"
-__all__ = ["Catalog", "Table", "TableWriter", "TableSchema", "Snapshot", "col", "parse_filter"]
+__all__ = ["Catalog", "Table", "TableWriter", "TableSchema", "SchemaChange", "Snapshot", "col", "parse_filter"]

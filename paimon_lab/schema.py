@@ -205,3 +205,179 @@ class SchemaManager:
     def create(self, schema: TableSchema) -> bool:
         """Write schema-{id} if absent; False if another writer got there first."""
         return self.io.try_create(self.path(schema.id), schema.to_json().encode())
+
+
+# --------------------------------------------------------------------------- schema evolution
+
+@dataclass(frozen=True)
+class SchemaChange:
+    """One ALTER TABLE step. Build them with the static methods, apply with ``Table.alter``."""
+
+    kind: str
+    name: str | None = None
+    value: object = None
+    after: str | None = None
+    first: bool = False
+    comment: str | None = None
+
+    @staticmethod
+    def add_column(name: str, data_type, comment: str | None = None, *, first: bool = False,
+                   after: str | None = None) -> "SchemaChange":
+        dt = T.parse_type(data_type) if isinstance(data_type, str) else (
+            T.from_arrow(data_type) if isinstance(data_type, pa.DataType) else data_type)
+        return SchemaChange("add", name, dt, after, first, comment)
+
+    @staticmethod
+    def drop_column(name: str) -> "SchemaChange":
+        return SchemaChange("drop", name)
+
+    @staticmethod
+    def rename_column(name: str, new_name: str) -> "SchemaChange":
+        return SchemaChange("rename", name, new_name)
+
+    @staticmethod
+    def update_column_type(name: str, data_type) -> "SchemaChange":
+        dt = T.parse_type(data_type) if isinstance(data_type, str) else (
+            T.from_arrow(data_type) if isinstance(data_type, pa.DataType) else data_type)
+        return SchemaChange("type", name, dt)
+
+    @staticmethod
+    def update_column_comment(name: str, comment: str | None) -> "SchemaChange":
+        return SchemaChange("column_comment", name, comment=comment)
+
+    @staticmethod
+    def move_column(name: str, *, first: bool = False, after: str | None = None) -> "SchemaChange":
+        return SchemaChange("move", name, after=after, first=first)
+
+    @staticmethod
+    def set_option(key: str, value) -> "SchemaChange":
+        return SchemaChange("set", key, value)
+
+    @staticmethod
+    def remove_option(key: str) -> "SchemaChange":
+        return SchemaChange("reset", key)
+
+    @staticmethod
+    def update_comment(comment: str | None) -> "SchemaChange":
+        return SchemaChange("comment", comment=comment)
+
+
+_INTEGERS = ["TINYINT", "SMALLINT", "INT", "BIGINT"]
+# Options a table cannot change after creation.
+_IMMUTABLE = {"merge-engine", "sequence.field", "primary-key", "partition", "bucket-key",
+              "data-file.thin-mode", "deletion-vectors.enabled", "changelog-producer.row-deduplicate"}
+
+
+def is_widening(old: T.DataType, new: T.DataType) -> bool:
+    """Type changes old data can be read as without loss: wider integers, FLOAT to DOUBLE,
+    longer strings and binaries, more DECIMAL precision at the same scale, more time precision."""
+    if old == new.copy(old.nullable):
+        return True
+    a, b = old.root, new.root
+    if a in _INTEGERS and b in _INTEGERS:
+        return _INTEGERS.index(a) <= _INTEGERS.index(b)
+    if a in _INTEGERS and b in ("FLOAT", "DOUBLE"):
+        return (b == "DOUBLE" and a != "BIGINT") or a in ("TINYINT", "SMALLINT")
+    if (a, b) == ("FLOAT", "DOUBLE"):
+        return True
+    if a in _INTEGERS and b == "DECIMAL":
+        digits = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19}[a]
+        return new.precision - new.scale >= digits
+    if a in ("CHAR", "VARCHAR") and b == "VARCHAR" or (a, b) == ("CHAR", "CHAR"):
+        return new.length >= old.length
+    if a in ("BINARY", "VARBINARY") and b == "VARBINARY":
+        return new.length >= old.length
+    if a == b == "DECIMAL":
+        return new.scale == old.scale and new.precision >= old.precision
+    if a == b and a in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+        return new.precision >= old.precision
+    if (a, b) == ("DATE", "TIMESTAMP"):
+        return True
+    return False
+
+
+def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> TableSchema:
+    """The next schema version after ``changes``, or a SchemaError naming what is not allowed."""
+    fields = list(schema.fields)
+    options = dict(schema.options)
+    comment = schema.comment
+    highest = schema.highest_field_id
+    keys = set(schema.partition_keys) | set(schema.primary_keys)
+
+    def index_of(name: str) -> int:
+        for i, f in enumerate(fields):
+            if f.name == name:
+                return i
+        raise SchemaError(f"Column '{name}' does not exist; columns are {[f.name for f in fields]}")
+
+    def place(f: T.DataField, first: bool, after: str | None) -> None:
+        if first:
+            fields.insert(0, f)
+        elif after is not None:
+            fields.insert(index_of(after) + 1, f)
+        else:
+            fields.append(f)
+
+    for ch in changes:
+        if ch.kind == "add":
+            if any(f.name == ch.name for f in fields):
+                raise SchemaError(f"Column '{ch.name}' already exists")
+            if not ch.value.nullable:
+                raise SchemaError(f"Column '{ch.name}' cannot be added as NOT NULL: existing rows have no value")
+            counter = iter(range(highest + 1, 1 << 30))
+            fid = next(counter)
+            dt = T.assign_field_ids(ch.value, counter)
+            highest = max(fid, T.max_field_id([T.DataField(fid, ch.name, dt)]))
+            place(T.DataField(fid, ch.name, dt, ch.comment), ch.first, ch.after)
+        elif ch.kind == "drop":
+            if ch.name in keys:
+                raise SchemaError(f"Cannot drop '{ch.name}': it is a partition or primary key column")
+            fields.pop(index_of(ch.name))
+            if not fields:
+                raise SchemaError("Cannot drop the last column of a table")
+        elif ch.kind == "rename":
+            if ch.name in keys:
+                raise SchemaError(f"Cannot rename '{ch.name}': it is a partition or primary key column")
+            if any(f.name == ch.value for f in fields):
+                raise SchemaError(f"Cannot rename '{ch.name}' to '{ch.value}': that column exists")
+            i = index_of(ch.name)
+            fields[i] = replace(fields[i], name=ch.value)
+            renamed = {k: v for k, v in options.items() if k.startswith(f"fields.{ch.name}.")}
+            for k, v in renamed.items():
+                options.pop(k)
+                options[f"fields.{ch.value}." + k[len(f"fields.{ch.name}."):]] = v
+        elif ch.kind == "type":
+            i = index_of(ch.name)
+            old = fields[i].type
+            if ch.name in keys:
+                raise SchemaError(f"Cannot change the type of '{ch.name}': it is a partition or primary key column")
+            if not is_widening(old, ch.value):
+                raise SchemaError(f"Cannot change column '{ch.name}' from {old} to {ch.value}: "
+                                  "only widening changes keep old data readable")
+            if old.nullable and not ch.value.nullable:
+                raise SchemaError(f"Cannot make column '{ch.name}' NOT NULL")
+            fields[i] = replace(fields[i], type=ch.value)
+        elif ch.kind == "column_comment":
+            i = index_of(ch.name)
+            fields[i] = replace(fields[i], description=ch.comment)
+        elif ch.kind == "move":
+            f = fields.pop(index_of(ch.name))
+            place(f, ch.first, ch.after)
+        elif ch.kind in ("set", "reset"):
+            if ch.name in _IMMUTABLE:
+                raise SchemaError(f"Option '{ch.name}' cannot be changed after the table is created")
+            if ch.kind == "set":
+                options.update(validate_options({ch.name: ch.value}))
+            else:
+                options.pop(ch.name, None)
+        elif ch.kind == "comment":
+            comment = ch.comment
+        else:
+            raise SchemaError(f"Unknown schema change {ch.kind!r}")
+    out = TableSchema(id=schema.id + 1, fields=tuple(fields), highest_field_id=highest,
+                      partition_keys=schema.partition_keys, primary_keys=schema.primary_keys,
+                      options=options, comment=comment, time_millis=int(time.time() * 1000))
+    if out.core.bucket != schema.core.bucket and (out.core.bucket <= 0) != (schema.core.bucket <= 0):
+        raise SchemaError("'bucket' can be rescaled between fixed numbers only, not to or from -1")
+    _validate_buckets(out)
+    return out

@@ -18,7 +18,7 @@ from .partition import PartitionCodec
 from .predicate import And, Leaf, Or, Predicate, bind, parse_filter
 from .read import TableRead
 from .scan import DataSplit, FileStoreScan, ManifestCache
-from .schema import SchemaManager, TableSchema
+from .schema import SchemaChange, SchemaManager, TableSchema
 from .snapshot import Snapshot, SnapshotManager
 from .tag import Tag, TagManager
 from .types import DataField
@@ -151,6 +151,26 @@ class Table:
 
     def store_scan(self) -> FileStoreScan:
         return FileStoreScan(self)
+
+    def alter(self, *changes: "SchemaChange") -> TableSchema:
+        """Evolve the schema (add/drop/rename/widen columns, comments, options) as a new schema file.
+
+        Old data files keep their schema id and are read through field ids: renamed columns keep
+        their data, dropped ones vanish, added ones read as null, widened ones are cast.
+        """
+        from .schema import apply_changes
+
+        for _ in range(10):
+            latest = self.schema_manager.latest()
+            new = apply_changes(latest, changes)
+            if new.primary_keys:
+                from .mergetree.merge_function import merge_function_for
+
+                merge_function_for(new)
+            if self.schema_manager.create(new):
+                self._set_schema(new)
+                return new
+        raise PaimonLabError(f"Could not alter {self.identifier}: the schema kept changing underneath")
 
     # ------------------------------------------------------------------ writing
     def _new_writer(self, commit_user: str, ignore_previous_files: bool = False):
