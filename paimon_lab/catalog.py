@@ -118,11 +118,15 @@ class Catalog:
         return Table(self.file_io, path, full)
 
     def get_table(self, identifier: str) -> Table:
+        """Load ``db.table`` (or ``db.table$branch_NAME`` for a branch)."""
+        branch = "main"
+        if "$branch_" in identifier:
+            identifier, branch = identifier.split("$branch_", 1)
         db, name = split_identifier(identifier)
         full = f"{db}.{name}"
         if not self.database_exists(db):
             raise TableNotExistError(full)
-        return Table(self.file_io, self.table_path(full), full)
+        return Table(self.file_io, self.table_path(full), full, branch)
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         if not self.table_exists(identifier):

@@ -21,6 +21,7 @@ from .scan import DataSplit, FileStoreScan, ManifestCache
 from .schema import SchemaChange, SchemaManager, TableSchema
 from .snapshot import Snapshot, SnapshotManager
 from .tag import Tag, TagManager
+from .branch import MAIN_BRANCH, branch_path
 from .types import DataField
 from .write import AppendWriter, CommitMessage
 
@@ -30,13 +31,17 @@ FilterLike = str | Predicate | None
 class Table:
     """A Paimon table at ``path``. Get one from :class:`~paimon_lab.Catalog` or :meth:`Table.open`."""
 
-    def __init__(self, file_io: FileIO, path: str, identifier: str | None = None):
+    def __init__(self, file_io: FileIO, path: str, identifier: str | None = None, branch: str = MAIN_BRANCH):
         self.file_io = file_io
         self.path = path.rstrip("/")
-        self.identifier = identifier or self.path.rsplit("/", 1)[-1]
-        self.schema_manager = SchemaManager(file_io, self.path)
-        self.snapshot_manager = SnapshotManager(file_io, self.path)
-        self.tag_manager = TagManager(file_io, self.path)
+        self.branch = branch
+        base = identifier or self.path.rsplit("/", 1)[-1]
+        self.identifier = base if branch == MAIN_BRANCH else f"{base}$branch_{branch}"
+        # Schemas, snapshots and tags are per branch; data files and manifests are shared.
+        self.metadata_path = branch_path(self.path, branch)
+        self.schema_manager = SchemaManager(file_io, self.metadata_path)
+        self.snapshot_manager = SnapshotManager(file_io, self.metadata_path)
+        self.tag_manager = TagManager(file_io, self.metadata_path)
         self.manifest_cache = ManifestCache()
         self._schemas: dict[int, TableSchema] = {}
         latest = self.schema_manager.latest()
@@ -45,9 +50,13 @@ class Table:
         self._set_schema(latest)
 
     @staticmethod
-    def open(path: str, **kwargs: Any) -> "Table":
+    def open(path: str, *, branch: str = MAIN_BRANCH, **kwargs: Any) -> "Table":
         """Open a table directly by its path (local path or URI)."""
-        return Table(FileIO(path, **kwargs), path)
+        return Table(FileIO(path, **kwargs), path, branch=branch)
+
+    def on_branch(self, branch: str) -> "Table":
+        """The same table seen through another branch."""
+        return Table(self.file_io, self.path, self.identifier.split("$")[0], branch)
 
     def _set_schema(self, schema: TableSchema) -> None:
         self._schemas[schema.id] = schema
@@ -442,6 +451,55 @@ class Table:
     def tags(self) -> list[Tag]:
         return self.tag_manager.list()
 
+    # ------------------------------------------------------------------ lifecycle
+    def expire_snapshots(self, *, retain_max: int | None = None, retain_min: int | None = None,
+                         older_than_millis: int | None = None, max_deletes: int | None = None):
+        """Expire old snapshots (defaults from 'snapshot.num-retained.*', 'snapshot.time-retained')
+        and delete the files only they used. Returns an ExpireResult."""
+        from .expire import expire_snapshots
+
+        return expire_snapshots(self, retain_max=retain_max, retain_min=retain_min,
+                                older_than_millis=older_than_millis, max_deletes=max_deletes)
+
+    def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> Snapshot:
+        """Roll the table back to a snapshot or tag; later snapshots and their files are deleted."""
+        from .expire import rollback_to
+
+        return rollback_to(self, snapshot_id, tag)
+
+    def remove_orphan_files(self, older_than_millis: int | None = None) -> list[str]:
+        """Delete unreferenced files older than the given time (default: one day ago)."""
+        from .expire import remove_orphan_files
+
+        return remove_orphan_files(self, older_than_millis)
+
+    def create_branch(self, name: str, *, tag: str | None = None, snapshot_id: int | None = None) -> "Table":
+        """Create a branch from a tag or snapshot (or empty); returns the branch as a Table."""
+        from .branch import create_branch
+
+        return create_branch(self, name, tag=tag, snapshot_id=snapshot_id)
+
+    def delete_branch(self, name: str) -> None:
+        from .branch import delete_branch
+
+        delete_branch(self, name)
+
+    def branches(self) -> list[str]:
+        from .branch import list_branches
+
+        return list_branches(self)
+
+    def fast_forward(self, branch: str) -> None:
+        """Make main identical to ``branch``."""
+        from .branch import fast_forward
+
+        fast_forward(self, branch)
+
+    def consumers(self) -> dict:
+        from .consumer import ConsumerManager
+
+        return ConsumerManager(self).list()
+
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, path={self.path!r})"
 
@@ -488,6 +546,8 @@ class TableWriter:
             raise
         self._done = True
         self.snapshot_id = first if first is not None else second
+        if self.snapshot_id is not None and not self.table.schema.core.get("write-only"):
+            self.table.expire_snapshots()  # as Paimon's committers do after each commit
         return self.snapshot_id
 
     def _static_overwrite(self) -> Predicate | bool | None:
