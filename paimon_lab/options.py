@@ -124,6 +124,7 @@ _OPTIONS: list[Option] = [
     Option("changelog-producer", "none", _enum("none", "input", "lookup", "full-compaction")),
     Option("changelog-producer.row-deduplicate", False, _parse_bool),
     Option("sequence.field", None, str),
+    Option("rowkind.field", None, str, "A column holding each row's kind ('+I', '-U', '+U', '-D')."),
     Option("sequence.auto-padding", None, str),
     Option("first-row.ignore-delete", False, _parse_bool),
     Option("partial-update.ignore-delete", False, _parse_bool),

@@ -79,9 +79,13 @@ class TableRead:
             _, dvs = t.deletion_vectors_at(split.snapshot_id).get((split.partition, split.bucket), (None, {}))
             kv = files.read([f for f in split.files if f.level > 0], dvs)
         else:
-            kv = files.read(split.files)
-            levels = {f.level for f in split.files}
-            if len(split.files) > 1 and not (len(levels) == 1 and 0 not in levels):
+            from .mergetree.writer import needs_lookup
+
+            # Lookup tables lift level 0 at every commit; what is still there is not committed data yet.
+            chosen = [f for f in split.files if f.level > 0] if needs_lookup(t.schema.core) else split.files
+            kv = files.read(chosen)
+            levels = {f.level for f in chosen}
+            if len(chosen) > 1 and not (len(levels) == 1 and 0 not in levels):
                 kv = merge_sorted(layout, t.merge_function, kv)
         values = drop_retracts(kv).select(layout.value_names)
         if self.predicate is not None:

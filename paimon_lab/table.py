@@ -388,31 +388,47 @@ class Table:
         With a changelog producer the changelog files are read; otherwise the delta files of
         APPEND snapshots (for primary-key tables, each commit's merged input records).
         """
-        from .manifest import ADD
-
         end = end_snapshot if end_snapshot is not None else self.snapshot_manager.latest_id()
         names = list(columns) if columns is not None else self.schema.field_names
-        out_schema = pa.schema([pa.field("rowkind", pa.string(), nullable=False)] +
-                               [self.schema.arrow_schema().field(c) for c in names])
-        if end is None or end <= start_snapshot:
-            return out_schema.empty_table()
-        use_changelog = bool(self.schema.primary_keys) and self.schema.core.get("changelog-producer") != "none"
         parts = []
-        for sid in range(start_snapshot + 1, end + 1):
-            snap = self.snapshot_manager.snapshot(sid)
-            if use_changelog:
-                list_name = snap.changelog_manifest_list
-            else:
-                list_name = snap.delta_manifest_list if snap.commit_kind == "APPEND" else None
-            if not list_name:
-                continue
-            entries = [e for m in self.manifest_io.read_manifest_list(list_name)
-                       for e in self.manifest_io.read_manifest(m.file_name) if e.kind == ADD]
-            for e in sorted(entries, key=lambda e: (e.partition, e.bucket, e.file.min_sequence_number)):
-                parts.append(self._changed_rows(e, names))
-        if not parts:
+        if end is not None:
+            for sid in range(start_snapshot + 1, end + 1):
+                parts.append(self.snapshot_changes(self.snapshot_manager.snapshot(sid), names))
+        return pa.concat_tables(parts) if parts else self._changes_schema(names).empty_table()
+
+    def _changes_schema(self, names: list[str]) -> pa.Schema:
+        return pa.schema([pa.field("rowkind", pa.string(), nullable=False)] +
+                         [self.schema.arrow_schema().field(c) for c in names])
+
+    def snapshot_changes(self, snap: Snapshot, columns: Sequence[str] | None = None) -> pa.Table:
+        """What one snapshot changed, as rows with a ``rowkind`` column (see :meth:`changes`).
+        COMPACT snapshots change nothing unless they carry changelog; OVERWRITE ones are skipped
+        unless 'streaming-read-overwrite' is set (then their new rows count as +I)."""
+        from .manifest import ADD
+
+        names = list(columns) if columns is not None else self.schema.field_names
+        out_schema = self._changes_schema(names)
+        use_changelog = bool(self.schema.primary_keys) and self.schema.core.get("changelog-producer") != "none"
+        if use_changelog:
+            list_name = snap.changelog_manifest_list
+        elif snap.commit_kind == "APPEND" or (
+                snap.commit_kind == "OVERWRITE" and self.schema.core.get("streaming-read-overwrite")):
+            list_name = snap.delta_manifest_list
+        else:
+            list_name = None
+        if not list_name:
             return out_schema.empty_table()
-        return pa.concat_tables(parts).cast(out_schema)
+        entries = [e for m in self.manifest_io.read_manifest_list(list_name)
+                   for e in self.manifest_io.read_manifest(m.file_name) if e.kind == ADD]
+        parts = [self._changed_rows(e, names)
+                 for e in sorted(entries, key=lambda e: (e.partition, e.bucket, e.file.min_sequence_number))]
+        return pa.concat_tables(parts).cast(out_schema) if parts else out_schema.empty_table()
+
+    def stream(self, **kwargs: Any):
+        """Follow the table's commits: see :func:`paimon_lab.stream.stream`."""
+        from .stream import stream
+
+        return stream(self, **kwargs)
 
     def _changed_rows(self, entry, names: list[str]) -> pa.Table:
         from .mergetree.kv import KIND_NAMES, VALUE_KIND

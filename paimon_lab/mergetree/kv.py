@@ -66,6 +66,13 @@ class KeyValueLayout:
         self.sequence_fields = [c.strip() for c in seq.split(",")] if seq else []
         for c in self.sequence_fields:
             s.field(c)  # raises SchemaError for unknown columns
+        kind_field = core.get("rowkind.field")
+        if kind_field is not None:
+            f = s.field(kind_field)
+            if f.type.root not in ("VARCHAR", "CHAR"):
+                from ..errors import SchemaError
+
+                raise SchemaError(f"'rowkind.field' column '{kind_field}' must be a string column")
         if self.sequence_fields and core.get("merge-engine") == "first-row":
             from ..errors import SchemaError
 

@@ -37,6 +37,13 @@ _HASH = "__hash__"
 _POS = "__pos__"
 
 
+def needs_lookup(core) -> bool:
+    """Tables whose commits lift level 0 into the upper levels (lookup changelog, deletion vectors,
+    first-row), so that readers can skip level 0."""
+    return (core.get("changelog-producer") == "lookup" or core.get("deletion-vectors.enabled")
+            or core.get("merge-engine") == "first-row")
+
+
 def _null_safe_equal(a, b):
     eq = pc.fill_null(pc.equal(a, b), False)
     return pc.or_(eq, pc.and_(pc.is_null(a), pc.is_null(b)))
@@ -120,12 +127,37 @@ class MergeTreeWriter:
         if store.changelog_producer == "full-compaction" and output_level == self.levels.max_level:
             top_files = self.levels.levels.get(self.levels.max_level, [])
             before_top = drop_retracts(self.files.read(top_files, self.dvs))
-        merged, written = self.rewriter.rewrite(files, output_level, drop_delete, self.dvs,
-                                                need_merged=before_top is not None)
+        level0 = [f for f in files if f.level == 0]
+        if store.changelog_producer == "lookup" and level0:
+            upper = [f for f in self.levels.all_files() if f.level > 0]
+            self._lookup_changelog(self.files.read(level0, self.dvs), self.files.read(upper, self.dvs))
+        if store.merge_fn.engine == "first-row" and level0:
+            merged, written = self._first_row_lift(files, level0, output_level, drop_delete)
+        else:
+            merged, written = self.rewriter.rewrite(files, output_level, drop_delete, self.dvs,
+                                                    need_merged=before_top is not None)
         if before_top is not None:
             self.compact_changelog += self._write_changelog(
                 diff_changelog(self.layout, before_top, drop_retracts(merged), store.row_deduplicate))
         self._replace(files, written)
+
+    def _first_row_lift(self, files: list[DataFileMeta], level0: list[DataFileMeta], output_level: int,
+                        drop_delete: bool) -> tuple[pa.Table, list[DataFileMeta]]:
+        """First-row lookup: level-0 rows whose key already lives in an older level are dropped
+        rather than carried up, so every file holds only first rows (as Java's lookup does)."""
+        layout = self.layout
+        keys = layout.key_columns
+        names = {f.file_name for f in files}
+        new_kv = self.files.read(level0, self.dvs)
+        older = [f for f in self.levels.all_files() if f.level > 0 and f.file_name not in names]
+        if older and new_kv.num_rows:
+            existing = self.files.read(older, self.dvs).select(keys)
+            new_kv = new_kv.join(existing, keys=keys, join_type="left anti")
+        unit_upper = self.files.read([f for f in files if f.level > 0], self.dvs)
+        merged = merge_sorted(layout, self.store.merge_fn, concat_kv([unit_upper, new_kv], layout.arrow_schema))
+        if drop_delete:
+            merged = drop_retracts(merged)
+        return merged, self.rewriter.write(merged, output_level)
 
     def _replace(self, before: list[DataFileMeta], after: list[DataFileMeta]) -> None:
         self.levels.update(before, after)
@@ -143,7 +175,9 @@ class MergeTreeWriter:
             return
         layout = self.layout
         unit_names = {f.file_name for f in unit.files}
-        unit_kv = self.files.read(unit.files, self.dvs)
+        level0_kv = self.files.read([f for f in unit.files if f.level == 0], self.dvs)
+        unit_upper_kv = self.files.read([f for f in unit.files if f.level > 0], self.dvs)
+        unit_kv = concat_kv([unit_upper_kv, level0_kv], layout.arrow_schema)
         keys = layout.key_columns
         affected = unit_kv.select(keys).group_by(keys, use_threads=False).aggregate([])
         old_parts = []
@@ -163,9 +197,7 @@ class MergeTreeWriter:
         old = concat_kv(old_parts, layout.arrow_schema)
         merged = drop_retracts(merge_sorted(layout, self.store.merge_fn, concat_kv([old, unit_kv], layout.arrow_schema)))
         if self.store.changelog_producer == "lookup":
-            before = drop_retracts(merge_sorted(layout, self.store.merge_fn, old))
-            self.compact_changelog += self._write_changelog(
-                diff_changelog(layout, before, merged, self.store.row_deduplicate))
+            self._lookup_changelog(level0_kv, concat_kv([old, unit_upper_kv], layout.arrow_schema))
         self._replace(unit.files, self.rewriter.write(merged, unit.output_level))
 
     def _dv_index_changes(self) -> list:
@@ -188,23 +220,20 @@ class MergeTreeWriter:
             changes.append(self.dv_entry)
         return changes
 
-    def _lookup_changelog(self) -> None:
-        """Changelog of this commit's new level-0 rows against the merged older state (lookup producer)."""
-        new_names = {f.file_name for f in self.new_files}
-        new = [f for f in self.levels.level0 if f.file_name in new_names]
-        if not new:
+    def _lookup_changelog(self, level0_kv: pa.Table, older_kv: pa.Table) -> None:
+        """Lookup changelog producer: for every key in the level-0 rows being lifted, compare its
+        merged value in the older levels with its value after the level-0 rows are applied."""
+        if level0_kv.num_rows == 0:
             return
-        old = [f for f in self.levels.all_files() if f.file_name not in new_names]
-        new_kv = self.files.read(new)
-        old_kv = self.files.read(old) if old else self.layout.arrow_schema.empty_table()
-        keys = self.layout.key_columns
-        if old_kv.num_rows:
-            affected = new_kv.select(keys).group_by(keys).aggregate([])
-            old_kv = old_kv.join(affected, keys=keys, join_type="left semi")
-        before = drop_retracts(merge_sorted(self.layout, self.store.merge_fn, old_kv))
-        after = drop_retracts(merge_sorted(self.layout, self.store.merge_fn, concat_kv([old_kv, new_kv], self.layout.arrow_schema)))
+        layout, fn = self.layout, self.store.merge_fn
+        keys = layout.key_columns
+        affected = level0_kv.select(keys).group_by(keys, use_threads=False).aggregate([])
+        if older_kv.num_rows:
+            older_kv = older_kv.join(affected, keys=keys, join_type="left semi")
+        before = drop_retracts(merge_sorted(layout, fn, older_kv))
+        after = drop_retracts(merge_sorted(layout, fn, concat_kv([older_kv, level0_kv], layout.arrow_schema)))
         self.compact_changelog += self._write_changelog(
-            diff_changelog(self.layout, before, after, self.store.row_deduplicate))
+            diff_changelog(layout, before, after, self.store.row_deduplicate))
 
     # ------------------------------------------------------------------ commit
     def prepare_commit(self, full_compaction: bool) -> CommitMessage:
@@ -212,8 +241,6 @@ class MergeTreeWriter:
         if not store.write_only:
             if store.dv_enabled:
                 self._lookup_compact()
-            elif store.changelog_producer == "lookup":
-                self._lookup_changelog()
             if full_compaction:
                 self.compact(full=True)
             elif store.compact_at_commit and not store.dv_enabled:
@@ -269,7 +296,8 @@ class KeyValueFileStoreWrite:
         self.row_deduplicate = core.get("changelog-producer.row-deduplicate")
         self.write_only = core.get("write-only")
         self.dv_enabled = core.get("deletion-vectors.enabled")
-        self.compact_at_commit = self.changelog_producer == "lookup" or self.dv_enabled
+        # Java's "needLookup": level 0 is lifted at every commit and batch reads skip it.
+        self.compact_at_commit = needs_lookup(core)
         trigger = core.get("num-sorted-run.compaction-trigger")
         self.num_levels = table.kv_layout_num_levels()
         self.strategy = UniversalCompaction(core.get("compaction.max-size-amplification-percent"),
@@ -305,6 +333,9 @@ class KeyValueFileStoreWrite:
         if kinds_col is not None and row_kinds is not None:
             raise DataValidationError(f"Give row kinds either as row_kinds or as a '{ROW_KIND_COLUMN}' column")
         rows = self.merge_fn.prepare_input(to_arrow_table(table, self.schema))
+        kind_field = self.core.get("rowkind.field")
+        if kind_field and row_kinds is None and kinds_col is None:
+            kinds_col = rows.column(kind_field)  # Java's RowKindGenerator
         kinds = parse_row_kinds(row_kinds if row_kinds is not None else kinds_col, rows.num_rows)
         if self.ignore_delete:
             keep = (kinds != 1) & (kinds != 3)
