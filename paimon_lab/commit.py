@@ -35,8 +35,8 @@ class FileStoreCommit:
         self.max_retries = table.schema.core.get("commit.max-retries")
 
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: "Predicate | bool | None" = None,
-               identifier: int = BATCH_COMMIT_IDENTIFIER,
-               deleted: Sequence[ManifestEntry] = ()) -> tuple[int | None, int | None]:
+               identifier: int = BATCH_COMMIT_IDENTIFIER, deleted: Sequence[ManifestEntry] = (),
+               commit_kind: str | None = None) -> tuple[int | None, int | None]:
         """Commit what writers produced; returns (APPEND/OVERWRITE snapshot id, COMPACT snapshot id).
 
         New data and changelog files (and ``deleted`` entries) go into one APPEND snapshot, or an
@@ -58,7 +58,7 @@ class FileStoreCommit:
         compact_index = [e for m in messages for e in m.compact_index_changes]
         first = None
         if added or deleted or changelog or index_changes or overwrite is not None:
-            kind = "OVERWRITE" if overwrite is not None else "APPEND"
+            kind = commit_kind or ("OVERWRITE" if overwrite is not None else "APPEND")
             first = self._commit_with_retries(added, kind, identifier, list(deleted), overwrite, changelog,
                                               index_changes)
         second = None

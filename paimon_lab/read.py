@@ -32,39 +32,53 @@ class TableRead:
         self.output_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
 
     def _read_file(self, split: DataSplit, file: DataFileMeta) -> pa.Table:
-        t = self.table
-        path = join(t.bucket_path(split.partition, split.bucket), file.file_name) \
-            if file.external_path is None else file.external_path
+        """The rows of one append-table file: deletion vectors applied, filtered, projected."""
         needed = list(self.columns)
         if self.predicate is not None:
             needed += [c for c in sorted(self.predicate.columns()) if c not in needed]
+        dv = self._deletion_vector(split, file)
+        if dv is not None:
+            rows = self.read_file_rows(split, file, needed)
+            rows = rows.filter(pa.array(dv.mask(rows.num_rows)))
+            return rows.filter(self.predicate.to_expression()) if self.predicate is not None else rows
+        return self.read_file_rows(split, file, needed, self.predicate)
+
+    def _deletion_vector(self, split: DataSplit, file: DataFileMeta):
+        t = self.table
+        if not t.schema.core.get("deletion-vectors.enabled") or not split.snapshot_id:
+            return None
+        _, dvs = t.deletion_vectors_at(split.snapshot_id).get((split.partition, split.bucket), (None, {}))
+        return dvs.get(file.file_name)
+
+    def read_file_rows(self, split: DataSplit, file: DataFileMeta, columns: Sequence[str] | None = None,
+                       predicate: Predicate | None = None) -> pa.Table:
+        """Rows of one file in the current schema (columns mapped by field id). Without a
+        ``predicate`` every physical row is returned, in file order (deletion-vector positions)."""
+        t = self.table
+        path = join(t.bucket_path(split.partition, split.bucket), file.file_name) \
+            if file.external_path is None else file.external_path
+        needed = list(columns) if columns is not None else self.schema.field_names
         file_schema = t.schema_for(file.schema_id)
         # Map current columns to the names they had when this file was written (by field id).
         by_id = {f.id: f for f in file_schema.fields}
         current = {f.name: f for f in self.schema.fields}
-        physical = []
-        for name in needed:
-            old = by_id.get(current[name].id)
-            if old is not None:
-                physical.append(old.name)
-        same_names = all(by_id.get(current[n].id) is not None and by_id[current[n].id].name == n for n in needed)
-        expr = self.predicate.to_expression() if (self.predicate is not None and same_names) else None
+        physical = [by_id[current[n].id].name for n in needed if current[n].id in by_id]
+        same_names = all(current[n].id in by_id and by_id[current[n].id].name == n for n in needed)
+        expr = predicate.to_expression() if (predicate is not None and same_names) else None
         data = read_file(t.file_io, path, file.format, physical, file_schema.fields, expr)
-        columns = []
+        columns_out = []
         for name in needed:
             target = current[name]
             old = by_id.get(target.id)
             if old is None:
-                columns.append(pa.nulls(data.num_rows, target.type.to_arrow()))
+                columns_out.append(pa.nulls(data.num_rows, target.type.to_arrow()))
                 continue
             column = data.column(old.name)
             arrow_type = target.type.to_arrow()
-            if column.type != arrow_type:
-                column = column.cast(arrow_type)
-            columns.append(column)
-        out = pa.Table.from_arrays(columns, names=needed)
-        if self.predicate is not None and expr is None:
-            out = out.filter(self.predicate.to_expression())
+            columns_out.append(column.cast(arrow_type) if column.type != arrow_type else column)
+        out = pa.Table.from_arrays(columns_out, names=needed)
+        if predicate is not None and expr is None:
+            out = out.filter(predicate.to_expression())
         return out
 
     def _read_merged(self, split: DataSplit) -> pa.Table:

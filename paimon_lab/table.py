@@ -204,14 +204,39 @@ class Table:
             w.write(data, row_kinds=row_kinds)
         return w.snapshot_id
 
-    def delete(self, filter: FilterLike) -> int | None:
-        """Delete the rows matching ``filter`` (primary-key tables: writes -D records)."""
-        if not self.schema.primary_keys:
-            raise PaimonLabError("delete() needs a primary-key table; append tables support overwrite")
-        rows = self.to_arrow(filter=filter)
-        if rows.num_rows == 0:
-            return None
-        return self.write(rows, row_kinds=["-D"] * rows.num_rows)
+    def delete(self, filter: FilterLike = None) -> int | None:
+        """DELETE the rows matching ``filter`` (all rows if None). Primary-key tables get -D
+        records; append tables rewrite the affected files (or mark deletion vectors)."""
+        from .dml import delete_rows
+
+        self.refresh()
+        return delete_rows(self, self._predicate(filter))
+
+    def update(self, values: dict[str, Any], filter: FilterLike = None) -> int | None:
+        """UPDATE ... SET column = value WHERE filter. Values are literals or callables taking the
+        matching rows (an Arrow table) and returning the new column."""
+        from .dml import update_rows
+
+        self.refresh()
+        return update_rows(self, values, self._predicate(filter))
+
+    def merge_into(self, source: Any, on: Sequence[str] | str, *, matched_update: Any = None,
+                   matched_delete: bool = False, not_matched_insert: bool = False,
+                   matched_condition: FilterLike = None) -> int | None:
+        """MERGE INTO this table USING ``source`` ON the ``on`` columns: update or delete matched
+        rows, insert the others. One commit."""
+        from .dml import merge_into
+        from .write import to_arrow_table
+
+        self.refresh()
+        on = [on] if isinstance(on, str) else list(on)
+        if isinstance(source, pa.Table) and set(source.column_names) != set(self.schema.field_names):
+            src = source
+        else:
+            src = to_arrow_table(source, self.schema)
+        return merge_into(self, src, on, matched_update=matched_update, matched_delete=matched_delete,
+                          not_matched_insert=not_matched_insert,
+                          matched_condition=self._predicate(matched_condition))
 
     def compact(self, *, full: bool = False, partition: dict | None = None) -> int | None:
         """Compact the table (all buckets, or one partition's): primary-key tables merge their LSM
