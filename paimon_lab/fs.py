@@ -136,15 +136,23 @@ class FileIO:
             os.makedirs(self._p(parent), exist_ok=True)
         return self.fs.open_output_stream(self._p(path))
 
+    @staticmethod
+    def _local_temp(target: str, data: bytes, sync: bool) -> str:
+        """Write ``data`` to a hidden temporary file beside ``target``; return its path."""
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = f"{os.path.dirname(target)}/.{os.path.basename(target)}.{uuid.uuid4().hex}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
+        return tmp
+
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write (or overwrite) a whole file. Local writes go through a temp file and rename."""
         if self.is_local:
             target = self._p(path)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            tmp = f"{os.path.dirname(target)}/.{os.path.basename(target)}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, target)
+            os.replace(self._local_temp(target, data, sync=False), target)
             return
         with self.open_output(path) as f:
             f.write(data)
@@ -153,12 +161,7 @@ class FileIO:
         """Atomically create ``path`` with ``data``; False if it already exists. Never overwrites."""
         if self.is_local:
             target = self._p(path)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            tmp = f"{os.path.dirname(target)}/.{os.path.basename(target)}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            tmp = self._local_temp(target, data, sync=True)
             try:
                 os.link(tmp, target)
                 return True

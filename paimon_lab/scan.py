@@ -104,6 +104,14 @@ class FileStoreScan:
     def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         return self.read_entries(snapshot)
 
+    def files_by_bucket(self, snapshot: Snapshot | None) -> dict[tuple[bytes, int], list[ManifestEntry]]:
+        """Live entries of a snapshot grouped by (partition, bucket): what a writer restores."""
+        out: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        if snapshot is not None:
+            for e in self.read_entries(snapshot):
+                out.setdefault((e.partition, e.bucket), []).append(e)
+        return out
+
     def file_may_match(self, file: DataFileMeta, pred: Predicate) -> bool:
         fields = self.table.stats_fields(file)
         if not fields:

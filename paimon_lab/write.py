@@ -128,11 +128,9 @@ class AppendWriter:
     def restored(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
         """Live files per (partition, bucket) of the latest snapshot."""
         if self._restored is None:
-            self._restored = {}
             latest = None if self.ignore_previous_files else self.table.snapshot_manager.latest()
-            if latest is not None:
-                for e in self.table.store_scan().live_entries(latest):
-                    self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
+            self._restored = {k: [e.file for e in v]
+                              for k, v in self.table.store_scan().files_by_bucket(latest).items()}
         return self._restored
 
     def write(self, data: Any) -> None:

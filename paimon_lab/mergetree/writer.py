@@ -461,16 +461,16 @@ class KeyValueFileStoreWrite:
 
     def restored(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
         if self._restored is None:
-            self._restored = {}
             latest = None if self.ignore_previous_files else self.table.snapshot_manager.latest()
-            if latest is not None:
-                for e in self.table.store_scan().live_entries(latest):
-                    if e.total_buckets != self.total_buckets and not self.dynamic:
-                        raise SchemaError(
-                            f"Partition {self.table.partition_codec.to_dict(e.partition)} was written with "
-                            f"{e.total_buckets} buckets but the table now has {self.total_buckets}; rescale it "
-                            "with an overwrite of that partition first")
-                    self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
+            self._restored = {}
+            for key, entries in self.table.store_scan().files_by_bucket(latest).items():
+                stale = [e for e in entries if e.total_buckets != self.total_buckets and not self.dynamic]
+                if stale:
+                    raise SchemaError(
+                        f"Partition {self.table.partition_codec.to_dict(key[0])} was written with "
+                        f"{stale[0].total_buckets} buckets but the table now has {self.total_buckets}; "
+                        "rescale it with an overwrite of that partition first")
+                self._restored[key] = [e.file for e in entries]
         return self._restored
 
     # ------------------------------------------------------------------ commit
