@@ -159,7 +159,9 @@ class FileStoreCommit:
                 total_record_count=total + delta_count, delta_record_count=delta_count,
                 changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
                 changelog_record_count=sum(e.file.row_count for e in changelog), watermark=WATERMARK_MIN,
-                index_manifest=index_manifest)
+                index_manifest=index_manifest,
+                # Table statistics (ANALYZE) stay valid while the schema does, as in Java.
+                statistics=latest.statistics if latest is not None and latest.schema_id == schema_id else None)
             if t.snapshot_manager.commit(snapshot):
                 return snapshot.id
         except BaseException:

@@ -30,7 +30,6 @@ import pyarrow.compute as pc
 from . import binary_row
 from .errors import InvalidIdentifierError, PaimonLabError, SchemaError
 from .fs import join
-from .manifest import ADD
 from .partition import java_float_string
 from .snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 
@@ -330,7 +329,8 @@ def _partition_text(table: "Table", partition: bytes) -> str:
 
 
 def _partition_order(table: "Table", partition: bytes) -> tuple:
-    return tuple((v is None, str(v)) for v in table.partition_codec.from_bytes(partition))
+    """Sort key of a partition: by value per column, nulls last."""
+    return tuple((True, 0) if v is None else (False, v) for v in table.partition_codec.from_bytes(partition))
 
 
 def _sort_by_partition_bucket(table: "Table", entries: list) -> list:

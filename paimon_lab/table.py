@@ -492,6 +492,18 @@ class Table:
     def tags(self) -> list[Tag]:
         return self.tag_manager.list()
 
+    def system(self, name: str, **kwargs: Any) -> pa.Table:
+        """A system table of this table ('snapshots', 'files', 'audit_log', ...) as Arrow."""
+        from .system_tables import system_table
+
+        return system_table(self, name, **kwargs)
+
+    def analyze(self, columns: Sequence[str] | None = None) -> int | None:
+        """ANALYZE TABLE: write table and column statistics; returns the ANALYZE snapshot id."""
+        from .system_tables import analyze
+
+        return analyze(self, columns)
+
     # ------------------------------------------------------------------ lifecycle
     def expire_snapshots(self, *, retain_max: int | None = None, retain_min: int | None = None,
                          older_than_millis: int | None = None, max_deletes: int | None = None):
