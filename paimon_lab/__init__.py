@@ -9,6 +9,7 @@
 """
 
 from .catalog import Catalog
+from .jdbc_catalog import JdbcCatalog
 from .errors import *  # noqa: F401,F403  (the exception hierarchy is public API)
 from .predicate import col, parse_filter
 from .schema import SchemaChange, TableSchema
@@ -16,4 +17,4 @@ from .snapshot import Snapshot
 from .table import Table, TableWriter
 
 __version__ = "0.1.0"
-__all__ = ["Catalog", "Table", "TableWriter", "TableSchema", "SchemaChange", "Snapshot", "col", "parse_filter"]
+__all__ = ["Catalog", "JdbcCatalog", "Table", "TableWriter", "TableSchema", "SchemaChange", "Snapshot", "col", "parse_filter"]

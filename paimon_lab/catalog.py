@@ -38,6 +38,10 @@ class Catalog:
     def __init__(self, warehouse: str, *, filesystem=None, lock: CommitLock | None = None,
                  options: dict[str, str] | None = None):
         self.warehouse = warehouse.rstrip("/")
+        if filesystem is None and options:
+            from .fs_options import filesystem_from_options
+
+            filesystem = filesystem_from_options(self.warehouse, options)
         self.file_io = FileIO(self.warehouse, filesystem, lock)
         self.options = dict(options or {})
         if self.file_io.is_local:

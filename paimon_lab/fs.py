@@ -28,7 +28,9 @@ from .errors import PaimonLabError
 def join(*parts: str) -> str:
     out = parts[0].rstrip("/")
     for p in parts[1:]:
-        out = f"{out}/{p.strip('/')}"
+        p = p.strip("/")
+        if p:  # an unpartitioned table has an empty partition path
+            out = f"{out}/{p}"
     return out
 
 
@@ -134,6 +136,8 @@ class FileIO:
         parent = path.rsplit("/", 1)[0]
         if self.is_local:
             os.makedirs(self._p(parent), exist_ok=True)
+        elif isinstance(self.fs, pafs.LocalFileSystem):
+            self.fs.create_dir(self._p(parent), recursive=True)
         return self.fs.open_output_stream(self._p(path))
 
     @staticmethod
