@@ -109,6 +109,9 @@ class Catalog:
 
             KeyValueLayout(table_schema)  # validates sequence.field
             merge_function_for(table_schema)  # validates merge engine options
+        from .fileindex import validate_file_index
+
+        validate_file_index(table_schema.options, list(table_schema.fields))
         path = self.table_path(full)
         manager = SchemaManager(self.file_io, path)
         if manager.list_ids():

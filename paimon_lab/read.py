@@ -36,12 +36,25 @@ class TableRead:
         needed = list(self.columns)
         if self.predicate is not None:
             needed += [c for c in sorted(self.predicate.columns()) if c not in needed]
+        if self.predicate is not None and not self._index_may_match(split, file):
+            return self.output_schema.empty_table().select(needed) if set(needed) <= set(self.columns) else \
+                pa.schema([self.schema.arrow_schema().field(c) for c in needed]).empty_table()
         dv = self._deletion_vector(split, file)
         if dv is not None:
             rows = self.read_file_rows(split, file, needed)
             rows = rows.filter(pa.array(dv.mask(rows.num_rows)))
             return rows.filter(self.predicate.to_expression()) if self.predicate is not None else rows
         return self.read_file_rows(split, file, needed, self.predicate)
+
+    def _index_may_match(self, split: DataSplit, file: DataFileMeta) -> bool:
+        """A separate ``<file>.index`` file index can rule a file out before it is read."""
+        index = [x for x in file.extra_files if x.endswith(".index")]
+        if not index or file.schema_id != self.schema.id:
+            return True
+        from .fileindex import FileIndexReader
+
+        data = self.table.file_io.read_bytes(join(self.table.bucket_path(split.partition, split.bucket), index[0]))
+        return FileIndexReader(data, list(self.schema.fields)).may_match(self.predicate)
 
     def _deletion_vector(self, split: DataSplit, file: DataFileMeta):
         t = self.table

@@ -114,10 +114,13 @@ class FileStoreScan:
 
     def file_may_match(self, file: DataFileMeta, pred: Predicate) -> bool:
         fields = self.table.stats_fields(file)
-        if not fields:
-            return True
-        stats = decode_stats(file.value_stats, fields)
-        return pred.may_match(stats, file.row_count)
+        if fields and not pred.may_match(decode_stats(file.value_stats, fields), file.row_count):
+            return False
+        if file.embedded_index and file.schema_id == self.table.schema.id:
+            from .fileindex import FileIndexReader
+
+            return FileIndexReader(file.embedded_index, list(self.table.schema.fields)).may_match(pred)
+        return True
 
     def plan(self, snapshot: Snapshot, predicate: Predicate | None = None) -> list[DataSplit]:
         """Splits of a snapshot: live files grouped by partition and bucket, pruned by ``predicate``."""

@@ -183,15 +183,29 @@ class AppendWriter:
         now = int(time.time() * 1000)
         for (path, size, part) in writer.close():
             n = part.num_rows
+            embedded, extra = self._file_index(path, part)
             msg.new_files.append(DataFileMeta(
                 file_name=path.rsplit("/", 1)[-1], file_size=size, row_count=n,
                 min_key=binary_row.EMPTY, max_key=binary_row.EMPTY, key_stats=EMPTY_STATS,
                 value_stats=collect_stats(part, self.schema.fields, self.core),
                 min_sequence_number=seq, max_sequence_number=seq + n - 1,
-                schema_id=self.schema.id, level=0, creation_time_millis=now,
-                delete_row_count=0, file_source=FILE_SOURCE_APPEND))
+                schema_id=self.schema.id, level=0, extra_files=extra, creation_time_millis=now,
+                delete_row_count=0, embedded_index=embedded, file_source=FILE_SOURCE_APPEND))
             seq += n
         self._next_seq[key] = seq
+
+    def _file_index(self, data_path: str, rows: pa.Table) -> tuple[bytes | None, tuple[str, ...]]:
+        """The file index of a data file: embedded in the manifest when small, else ``<file>.index``."""
+        from .fileindex import build_file_index, embed_in_manifest, index_file_name
+
+        data = build_file_index(rows, self.schema.options, list(self.schema.fields))
+        if data is None:
+            return None, ()
+        if embed_in_manifest(data, self.schema.options):
+            return data, ()
+        name = index_file_name(data_path.rsplit("/", 1)[-1])
+        self.table.file_io.write_bytes(join(data_path.rsplit("/", 1)[0], name), data)
+        return None, (name,)
 
     def _start_sequence(self, key: tuple[bytes, int]) -> int:
         if key in self._next_seq:

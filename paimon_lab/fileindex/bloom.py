@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import types as T
-from .format import ColumnKeys, Unknown, equal_keys, key_kind, literal_key
+from .format import ColumnKeys, equal_keys, key_kind, literal_key
 
 _U64 = np.uint64
 P1 = _U64(0x9E3779B185EBCA87)
@@ -162,15 +162,19 @@ def wang_long_hash(keys: np.ndarray) -> np.ndarray:
     return k
 
 
+def _distinct(a: np.ndarray) -> np.ndarray:
+    a = np.sort(a)
+    return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
+
+
 def hash_keys(keys: ColumnKeys) -> np.ndarray:
-    """FastHash of every non-null value, as uint64 (only valid rows)."""
+    """FastHash of every distinct non-null value, as uint64."""
     if keys.kind in ("string", "binary"):
-        arr = keys.array
-        if arr.null_count:
-            arr = arr.filter(pa.array(keys.valid))
-        return xxh64_binary(arr)
+        arr = keys.array if keys.valid.all() else keys.array.filter(pa.array(keys.valid))
+        return _distinct(xxh64_binary(arr))
     if keys.kind in ("int", "float", "double"):
-        return wang_long_hash(keys.ints[keys.valid])
+        vals = keys.ints if keys.valid.all() else keys.ints[keys.valid]
+        return wang_long_hash(_distinct(vals))
     raise ValueError(f"bloom filter does not support {keys.kind}")
 
 
@@ -213,7 +217,7 @@ def build(keys: ColumnKeys, options: Mapping[str, str]) -> bytes:
     items = int(str(options.get("items", DEFAULT_ITEMS)).strip())
     fpp = float(str(options.get("fpp", DEFAULT_FPP)).strip())
     num_bits, num_hash = filter_size(items, fpp)
-    hashes = np.unique(hash_keys(keys))
+    hashes = hash_keys(keys)
     bits = np.zeros(num_bits, dtype=bool)
     if len(hashes):
         bits[_positions(hashes, num_hash, num_bits).ravel()] = True

@@ -26,7 +26,7 @@ import decimal as _decimal
 import math
 import struct
 from fractions import Fraction
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -522,10 +522,3 @@ def equal_keys(lit: Any, kind: str) -> list:
         return [int(lit)]
     return [lit]
 
-
-def iter_unique(values: Iterable) -> list:
-    seen = []
-    for v in values:
-        if v not in seen:
-            seen.append(v)
-    return seen
