@@ -16,5 +16,14 @@ from .schema import SchemaChange, TableSchema
 from .snapshot import Snapshot
 from .table import Table, TableWriter
 
+from . import sql  # callable module: paimon_lab.sql("SELECT ..."), paimon_lab.sql.Session
+
 __version__ = "0.1.0"
-__all__ = ["Catalog", "JdbcCatalog", "Table", "TableWriter", "TableSchema", "SchemaChange", "Snapshot", "col", "parse_filter"]
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext paimon_lab``: the ``%paimon`` / ``%%paimon`` magics."""
+    from .magic import load_ipython_extension as _load
+
+    _load(ipython)
+__all__ = ["sql", "Catalog", "JdbcCatalog", "Table", "TableWriter", "TableSchema", "SchemaChange", "Snapshot", "col", "parse_filter"]

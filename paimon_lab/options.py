@@ -145,6 +145,8 @@ _OPTIONS: list[Option] = [
     Option("consumer.expiration-time", None, parse_duration),
     Option("streaming-read-overwrite", False, _parse_bool),
     Option("path", None, str),
+    Option("field-delimiter", ",", str),
+    Option("file-index.read.enabled", True, _parse_bool),
     Option("type", "table", str),
     Option("owner", None, str),
     Option("comment", None, str),
@@ -164,7 +166,7 @@ _PATTERNS = [
     re.compile(r"fields\.default-aggregate-function"),
     re.compile(r"file-index\.[a-z-]+\.(columns|[^.]+\..+|items|fpp|.+)"),
     re.compile(r"(orc|parquet|avro)\..+"),
-    re.compile(r"format-table\..+|csv\..+|object-location|format|file\.path"),
+    re.compile(r"format-table\..+|csv\..+|object-location|format|file\.path|materialized-table\..+"),
 ]
 
 

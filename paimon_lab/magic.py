@@ -1,0 +1,146 @@
+"""IPython magics: ``%%paimon`` (a cell of SQL statements) and ``%paimon`` (one line).
+
+    %load_ext paimon_lab
+    %%paimon
+    CREATE CATALOG paimon WITH ('type' = 'paimon', 'warehouse' = '/tmp/wh');
+    USE CATALOG paimon;
+    SELECT * FROM t
+
+The last query's result is displayed and returned (so ``_`` holds it) as a pandas DataFrame;
+``--arrow`` returns the pyarrow.Table instead, ``--out NAME`` also binds it to ``NAME`` in the
+user namespace, ``--quiet`` returns nothing. ``--engine spark`` hands the cell to
+``paimon_lab.spark``. Errors show one short message instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import Any
+
+from .errors import PaimonLabError
+
+
+class PaimonMagicError(Exception):
+    """An error shown by IPython as one line (no traceback)."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def _render_traceback_(self) -> list[str]:
+        return [self.message]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="%%paimon", add_help=False)
+    p.add_argument("--out", "-o", default=None)
+    p.add_argument("--engine", "-e", default="paimon", choices=["paimon", "lab", "spark"])
+    p.add_argument("--arrow", action="store_true")
+    p.add_argument("--quiet", "-q", action="store_true")
+    p.add_argument("--catalog", default=None)
+    return p
+
+
+def _split_options(line: str) -> tuple[list[str], str]:
+    """Leading --options of a line; the rest is SQL (for the line magic)."""
+    try:
+        words = shlex.split(line, posix=True)
+    except ValueError:
+        return [], line
+    opts: list[str] = []
+    i = 0
+    takes_value = {"--out", "-o", "--engine", "-e", "--catalog"}
+    while i < len(words) and words[i].startswith("-"):
+        opts.append(words[i])
+        if words[i] in takes_value and i + 1 < len(words):
+            opts.append(words[i + 1])
+            i += 1
+        i += 1
+    if not opts:
+        return [], line
+    # cut the option text off the original line to keep the SQL's own quoting
+    rest = line
+    for w in opts:
+        idx = rest.find(w)
+        if idx >= 0:
+            rest = rest[idx + len(w):]
+    return opts, rest.strip()
+
+
+def run_magic(shell, line: str, cell: str | None) -> Any:
+    opts, inline_sql = _split_options(line or "")
+    try:
+        args = _parser().parse_args(opts)
+    except SystemExit:
+        raise PaimonMagicError("Usage: %%paimon [--out NAME] [--arrow] [--quiet] [--engine paimon|spark] "
+                               "[--catalog WAREHOUSE]") from None
+    text = cell if cell is not None else inline_sql
+    if cell is not None and inline_sql:
+        raise PaimonMagicError(f"Unexpected text after the %%paimon options: {inline_sql!r}")
+    if not text or not text.strip():
+        return None
+    if args.engine == "spark":
+        result = _run_spark(text, args.arrow)
+    else:
+        from . import sql as sql_module
+
+        try:
+            session = sql_module._session_for(args.catalog)
+            result = session.run(text)
+        except PaimonLabError as e:
+            raise PaimonMagicError(f"{type(e).__name__}: {e}") from None
+    if result is None:
+        return None
+    if not args.arrow and hasattr(result, "to_pandas"):
+        result = result.to_pandas()
+    if args.out:
+        shell.user_ns[args.out] = result
+    if args.quiet:
+        return None
+    return result
+
+
+def _run_spark(text: str, arrow: bool = False) -> Any:
+    """Run the statements with Spark through ``paimon_lab.spark.sql`` (the warehouse of the current
+    SQL session's Paimon catalog, if any)."""
+    try:
+        from . import spark as paimon_spark  # type: ignore[attr-defined]
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        raise PaimonMagicError(f"--engine spark needs PySpark and paimon_lab.spark, which cannot be imported here "
+                               f"({e})") from None
+    from . import sql as sql_module
+    from .sql.lexer import split_statements
+
+    session = sql_module.default_session()
+    entry = session.catalogs.get(session.current.catalog)
+    warehouse = entry.catalog.warehouse if getattr(entry, "kind", None) == "paimon" else None
+    spark_session = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+    result = None
+    try:
+        for _, statement in split_statements(text):
+            result = paimon_spark.sql(spark_session, statement, warehouse)
+    except PaimonLabError as e:
+        raise PaimonMagicError(f"{type(e).__name__}: {e}") from None
+    except Exception as e:  # Spark's AnalysisException etc.: one line
+        raise PaimonMagicError(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else e}") from None
+    if result is None or isinstance(result, int):
+        return None
+    if hasattr(result, "toPandas"):
+        return result.toArrow() if arrow and hasattr(result, "toArrow") else result.toPandas()
+    return result
+
+
+def load_ipython_extension(ip) -> None:
+    """Register ``%paimon`` and ``%%paimon`` (``%load_ext paimon_lab`` / ``paimon_lab.magic``)."""
+
+    def paimon(line: str, cell: str | None = None):
+        return run_magic(ip, line, cell)
+
+    paimon.__doc__ = __doc__
+    ip.register_magic_function(paimon, magic_kind="line_cell", magic_name="paimon")
+
+
+def unload_ipython_extension(ip) -> None:  # pragma: no cover - IPython keeps magics until restart
+    pass

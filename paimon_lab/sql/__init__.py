@@ -1,0 +1,99 @@
+"""Flink/Spark-flavoured SQL over Paimon tables.
+
+    from paimon_lab.sql import Session
+    s = Session()
+    s.run('''
+        CREATE CATALOG paimon WITH ('type' = 'paimon', 'warehouse' = '/tmp/wh');
+        USE CATALOG paimon;
+        CREATE TABLE t (k INT PRIMARY KEY NOT ENFORCED, v STRING);
+        INSERT INTO t VALUES (1, 'a'), (2, 'b');
+    ''')
+    s.execute("SELECT * FROM t WHERE k > 1")     # -> pyarrow.Table
+
+    import paimon_lab
+    paimon_lab.sql("SELECT * FROM t", catalog="/tmp/wh")   # the module is callable: see sql()
+
+Statements are parsed with sqlglot (Databricks dialect) after a small pre-parser handles what it
+cannot: CREATE/USE CATALOG, CALL sys.*, SET, ``/*+ OPTIONS(...) */`` hints, ``t$snapshots``.
+Queries run in DuckDB over Arrow tables read from Paimon, with the projection, simple WHERE
+conjuncts and LIMIT pushed into ``Table.to_arrow``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import types
+import weakref
+from typing import Any
+
+import pyarrow as pa
+
+from .errors import SqlError
+from .session import Session
+
+__all__ = ["SqlError", "Session", "sql", "default_session", "set_default_session"]
+
+_default: Session | None = None
+_by_catalog: "weakref.WeakKeyDictionary[Any, Session]" = weakref.WeakKeyDictionary()
+_by_warehouse: dict[str, Session] = {}
+_guard = threading.Lock()
+
+
+def default_session() -> Session:
+    """The process-wide session used by :func:`sql` (and the ``%%paimon`` magics)."""
+    global _default
+    with _guard:
+        if _default is None:
+            _default = Session()
+        return _default
+
+
+def set_default_session(session: Session | None) -> None:
+    global _default
+    with _guard:
+        _default = session
+
+
+def _session_for(catalog: Any) -> Session:
+    from ..catalog import Catalog
+
+    if catalog is None:
+        return default_session()
+    if isinstance(catalog, Session):
+        return catalog
+    with _guard:
+        if isinstance(catalog, Catalog):
+            s = _by_catalog.get(catalog)
+            if s is None:
+                s = _by_catalog[catalog] = Session(catalog)
+            return s
+        if isinstance(catalog, str):
+            key = catalog.rstrip("/")
+            s = _by_warehouse.get(key)
+            if s is None:
+                s = _by_warehouse[key] = Session(Catalog(key))
+            return s
+    raise SqlError(f"catalog must be a Catalog, a warehouse path or a Session, not {type(catalog).__name__}")
+
+
+def sql(statement: str, catalog: Any = None) -> pa.Table | None:
+    """Run SQL (one or more ';'-separated statements); returns the last query's result as a
+    pyarrow.Table (None if no statement returned rows).
+
+    ``catalog``: a :class:`~paimon_lab.Catalog` or warehouse path (a session with that catalog
+    current, kept for later calls with the same catalog), a :class:`Session`, or None for the
+    process-wide default session (start it with CREATE CATALOG ... / USE CATALOG ...).
+    """
+    return _session_for(catalog).run(statement)
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``paimon_lab.sql("SELECT ...")`` call :func:`sql` while ``paimon_lab.sql.Session`` etc.
+    stay reachable."""
+
+    def __call__(self, statement: str, catalog: Any = None) -> pa.Table | None:
+        return sql(statement, catalog)
+
+
+sys.modules[__name__].__class__ = _CallableModule

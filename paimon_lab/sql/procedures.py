@@ -1,0 +1,260 @@
+"""``CALL sys.<procedure>(...)``: Paimon's procedures with their names, argument orders and
+named arguments (``table => 'db.t'``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import pyarrow as pa
+
+from ..errors import PaimonLabError
+from .errors import SqlError
+from .lexer import TokenStream
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+def _result(values: list) -> pa.Table:
+    return pa.table({"result": pa.array([str(v) for v in values], pa.string())})
+
+
+def _bool(v: Any) -> bool:
+    return str(v).strip().lower() in ("true", "1", "yes")
+
+
+def _opt_int(v: Any) -> int | None:
+    return None if v is None or str(v).strip() == "" else int(v)
+
+
+class Call:
+    def __init__(self, session: "Session", ts: TokenStream, name: str, args: dict[str, Any], tok):
+        self.session, self.ts, self.name, self.args, self.tok = session, ts, name, args, tok
+
+    def error(self, msg: str) -> SqlError:
+        return self.ts.error(f"CALL sys.{self.name}: {msg}", self.tok)
+
+    def need(self, key: str) -> Any:
+        if self.args.get(key) is None:
+            raise self.error(f"argument '{key}' is required")
+        return self.args[key]
+
+    def table(self, key: str = "table"):
+        ident = str(self.need(key))
+        parts = [p.strip("`") for p in ident.split(".")]
+        return self.session.get_table(parts, error=self.error)
+
+    def millis(self, key: str) -> int | None:
+        v = self.args.get(key)
+        if v is None:
+            return None
+        return self.session.parse_timestamp(str(v), key)
+
+
+def _compact(c: Call):
+    table = c.table()
+    if c.args.get("order_strategy") not in (None, "", "none"):
+        raise c.error("sort compaction (order_strategy) is not supported")
+    if c.args.get("where"):
+        raise c.error("'where' is not supported; use 'partitions'")
+    full = str(c.args.get("compact_strategy") or "full").lower() != "minor"
+    specs = []
+    if c.args.get("partitions"):
+        for spec in str(c.args["partitions"]).split(";"):
+            part = {}
+            for kv in spec.split(","):
+                if "=" not in kv:
+                    raise c.error(f"partition spec '{spec}' must be k=v[,k=v]")
+                k, v = kv.split("=", 1)
+                part[k.strip()] = v.strip()
+            specs.append(part)
+    ids = [table.compact(full=full, partition=p) for p in (specs or [None])]
+    c.session.last_snapshot_id = ids[-1]
+    return _result([f"compacted: snapshot {i}" if i is not None else "nothing to compact" for i in ids])
+
+
+def _create_tag(c: Call):
+    table = c.table()
+    tag = str(c.need("tag"))
+    sid = _opt_int(c.args.get("snapshot_id"))
+    snap = table.snapshot(sid) if sid is not None else table.latest_snapshot()
+    if snap is None:
+        raise c.error(f"table {table.identifier} has no snapshot to tag")
+    retained = c.args.get("time_retained")
+    seconds = None
+    if retained:
+        from ..options import parse_duration
+
+        seconds = parse_duration(str(retained).replace(" ", "")) / 1000
+    table.tag_manager.create(tag, snap, seconds)
+    return _result([f"tag {tag} -> snapshot {snap.id}"])
+
+
+def _delete_tag(c: Call):
+    table = c.table()
+    names = [t.strip() for t in str(c.need("tag")).split(",") if t.strip()]
+    for n in names:
+        table.delete_tag(n)
+    return _result([f"deleted tag {n}" for n in names])
+
+
+def _rollback_to(c: Call):
+    table = c.table()
+    tag, sid = c.args.get("tag"), _opt_int(c.args.get("snapshot_id"))
+    if tag is not None and sid is None and str(tag).isdigit() and c.args.get("_tag_positional_number"):
+        tag, sid = None, int(tag)
+    if (tag is None) == (sid is None):
+        raise c.error("give either a tag or a snapshot_id")
+    snap = table.rollback_to(sid, tag=tag) if tag is not None else table.rollback_to(sid)
+    return _result([f"rolled back to snapshot {snap.id}"])
+
+
+def _rollback_to_timestamp(c: Call):
+    table = c.table()
+    ms = c.millis("timestamp")
+    if ms is None:
+        raise c.error("argument 'timestamp' is required")
+    snap = table.snapshot(timestamp_millis=ms)
+    snap = table.rollback_to(snap.id)
+    return _result([f"rolled back to snapshot {snap.id}"])
+
+
+def _expire_snapshots(c: Call):
+    table = c.table()
+    result = table.expire_snapshots(retain_max=_opt_int(c.args.get("retain_max")),
+                                    retain_min=_opt_int(c.args.get("retain_min")),
+                                    older_than_millis=c.millis("older_than"),
+                                    max_deletes=_opt_int(c.args.get("max_deletes")))
+    expired = getattr(result, "expired_snapshots", [])
+    return _result([len(expired)])
+
+
+def _create_branch(c: Call):
+    table = c.table()
+    branch = str(c.need("branch"))
+    tag = c.args.get("tag")
+    sid = _opt_int(c.args.get("snapshot_id"))
+    if tag is not None and str(tag).isdigit() and c.args.get("_tag_positional_number"):
+        tag, sid = None, int(tag)
+    table.create_branch(branch, tag=tag or None, snapshot_id=sid)
+    return _result([f"created branch {branch}"])
+
+
+def _delete_branch(c: Call):
+    table = c.table()
+    names = [b.strip() for b in str(c.need("branch")).split(",") if b.strip()]
+    for n in names:
+        table.delete_branch(n)
+    return _result([f"deleted branch {n}" for n in names])
+
+
+def _fast_forward(c: Call):
+    table = c.table()
+    branch = str(c.need("branch"))
+    table.fast_forward(branch)
+    return _result([f"fast-forwarded to branch {branch}"])
+
+
+def _remove_orphan_files(c: Call):
+    ident = str(c.need("table"))
+    if _bool(c.args.get("dry_run", False)):
+        raise c.error("dry_run is not supported (the engine deletes the files it finds)")
+    older = c.millis("older_than")
+    parts = [p.strip("`") for p in ident.split(".")]
+    tables = []
+    if parts[-1] == "*":
+        cat = c.session.paimon_catalog(c.session.current.catalog, c.error)
+        db = parts[-2] if len(parts) > 1 else c.session.current.database
+        tables = [cat.catalog.get_table(f"{db}.{t}") for t in cat.catalog.list_tables(db)]
+    else:
+        tables = [c.table()]
+    deleted = []
+    for t in tables:
+        deleted += list(t.remove_orphan_files(older))
+    return _result([len(deleted)] + deleted)
+
+
+def _refresh_object_table(c: Call):
+    from .special import refresh_object_table
+
+    table = c.table()
+    n = refresh_object_table(c.session, table)
+    return _result([f"{n} objects"])
+
+
+# name -> (function, positional parameter names)
+PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
+    "compact": (_compact, ["table", "partitions", "order_strategy", "order_by", "options", "where",
+                           "partition_idle_time", "compact_strategy"]),
+    "create_tag": (_create_tag, ["table", "tag", "snapshot_id", "time_retained"]),
+    "delete_tag": (_delete_tag, ["table", "tag"]),
+    "rollback_to": (_rollback_to, ["table", "tag", "snapshot_id"]),
+    "rollback_to_timestamp": (_rollback_to_timestamp, ["table", "timestamp"]),
+    "expire_snapshots": (_expire_snapshots, ["table", "retain_max", "retain_min", "older_than", "max_deletes"]),
+    "create_branch": (_create_branch, ["table", "branch", "tag"]),
+    "delete_branch": (_delete_branch, ["table", "branch"]),
+    "fast_forward": (_fast_forward, ["table", "branch"]),
+    "remove_orphan_files": (_remove_orphan_files, ["table", "older_than", "dry_run", "parallelism", "mode"]),
+    "refresh_object_table": (_refresh_object_table, ["table"]),
+}
+
+
+def call(session: "Session", ts: TokenStream) -> pa.Table:
+    ts.expect_kw("CALL")
+    parts, tok = ts.qualified_name("a procedure name")
+    if len(parts) < 2 or parts[-2].lower() != "sys":
+        raise ts.error("Procedures are called as sys.<name>(...)", tok)
+    name = parts[-1].lower()
+    if len(parts) == 3:
+        session.paimon_catalog(parts[0], lambda m: ts.error(m, tok))
+    if name not in PROCEDURES:
+        raise ts.error(f"Unknown procedure sys.{parts[-1]}; known are {sorted(PROCEDURES)}", tok)
+    fn, params = PROCEDURES[name]
+    ts.expect_op("(")
+    args: dict[str, Any] = {}
+    position = 0
+    if not ts.accept_op(")"):
+        while True:
+            t = ts.peek()
+            if t is not None and t.kind in ("word", "qident") and ts.peek(1) is not None and ts.peek(1).is_op("=>"):
+                key = ts.identifier().lower()
+                ts.next()
+                if key not in params:
+                    raise ts.error(f"sys.{name} has no argument '{key}'; arguments are {params}", t)
+                args[key] = _value(ts)
+            else:
+                if position >= len(params):
+                    raise ts.error(f"sys.{name} takes at most {len(params)} arguments", t)
+                vt = ts.peek()
+                value = _value(ts)
+                key = params[position]
+                args[key] = value
+                if key == "tag" and vt is not None and vt.kind == "number":
+                    args["_tag_positional_number"] = True
+                position += 1
+            if ts.accept_op(")"):
+                break
+            ts.expect_op(",")
+    ts.expect_end()
+    if session.catalog_entry(session.current.catalog).kind != "paimon" and len(parts) < 3:
+        raise ts.error("Procedures run in a Paimon catalog: USE CATALOG <paimon catalog> first", tok)
+    try:
+        return fn(Call(session, ts, name, args, tok))
+    except SqlError:
+        raise
+    except PaimonLabError as e:
+        raise ts.error(f"CALL sys.{name}: {e}", tok) from e
+
+
+def _value(ts: TokenStream) -> Any:
+    t = ts.peek()
+    if t is not None and t.is_kw("NULL"):
+        ts.next()
+        return None
+    if t is not None and t.is_kw("TRUE", "FALSE"):
+        ts.next()
+        return t.upper == "TRUE"
+    if t is not None and t.is_kw("TIMESTAMP") and ts.peek(1) is not None and ts.peek(1).kind == "string":
+        ts.next()
+        return ts.next().value
+    return ts.literal("an argument value")

@@ -1,0 +1,397 @@
+"""Queries: sqlglot AST -> table references resolved to relations -> projection, filters and
+limits pushed into the reads -> DuckDB runs the rest over the Arrow tables."""
+
+from __future__ import annotations
+
+import copy
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from sqlglot import exp
+
+from ..errors import PaimonLabError
+from ..predicate import And, Predicate, parse_filter
+from .errors import SqlError, position
+from .relations import Relation
+from .rewrite import PLACEHOLDER, Rewritten
+
+if TYPE_CHECKING:
+    from .session import Context, Session
+
+ALL = None  # "every column" marker
+
+
+def connect():
+    """A fresh DuckDB connection (UTC session time zone, no implicit Python-variable scans)."""
+    try:
+        import duckdb
+    except ImportError:  # pragma: no cover
+        raise SqlError("SQL queries need DuckDB: pip install duckdb") from None
+    con = duckdb.connect()
+    for setting in ("SET TimeZone = 'UTC'", "SET python_enable_replacements = false"):
+        try:
+            con.execute(setting)
+        except Exception:  # pragma: no cover - older DuckDB / no ICU
+            pass
+    return con
+
+
+def fetch_arrow(con, sql: str) -> pa.Table:
+    rel = con.sql(sql)
+    if rel is None:
+        return pa.table({})
+    for name in ("to_arrow_table", "fetch_arrow_table", "arrow"):
+        fn = getattr(rel, name, None)
+        if fn is not None:
+            out = fn()
+            return out.read_all() if isinstance(out, pa.RecordBatchReader) else out
+    raise SqlError("Unsupported DuckDB version")  # pragma: no cover
+
+
+@dataclass
+class RelInfo:
+    index: int
+    relation: Relation
+    alias: str
+    node: exp.Table
+    columns: set[str] | None = field(default_factory=set)  # None: all
+    predicates: list[Predicate] = field(default_factory=list)
+    limit: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"__t{self.index}"
+
+    def column_map(self) -> dict[str, str]:
+        return {n.lower(): n for n in self.relation.schema.names}
+
+
+@dataclass
+class Scan:
+    """What one read of a query did (for EXPLAIN and tests)."""
+
+    table: str
+    columns: list[str] | None
+    filter: str | None
+    limit: int | None
+    rows: int | None = None
+
+
+class Prepared:
+    """A resolved query: DuckDB SQL over registered relations."""
+
+    def __init__(self, ast: exp.Expression, rels: list[RelInfo], rw: Rewritten):
+        self.ast = ast
+        self.rels = rels
+        self.rw = rw
+        self.scans: list[Scan] = []
+
+    @property
+    def sql(self) -> str:
+        return self.ast.sql(dialect="duckdb")
+
+    def read_relations(self, overrides: dict[int, pa.Table] | None = None, pushdown: bool = True) -> dict[str, pa.Table]:
+        out = {}
+        self.scans = []
+        for r in self.rels:
+            if overrides and r.index in overrides:
+                data = overrides[r.index]
+                out[r.name] = data
+                continue
+            cols = None
+            if pushdown and r.columns is not None:
+                cmap = r.column_map()
+                cols = [n for n in r.relation.schema.names if n in r.columns]
+                if not cols and cmap:
+                    cols = [r.relation.schema.names[0]]
+            pred = None
+            limit = None
+            if pushdown and r.relation.pushdown:
+                if r.predicates:
+                    pred = r.predicates[0] if len(r.predicates) == 1 else And(tuple(r.predicates))
+                limit = r.limit
+            try:
+                data = r.relation.read(cols, pred, limit)
+            except SqlError:
+                raise
+            except PaimonLabError as e:
+                raise self.rw.node_error(f"Cannot read {r.relation.describe()}: {e}", r.node) from e
+            self.scans.append(Scan(r.relation.describe(), cols, _pred_text(pred), limit, data.num_rows))
+            out[r.name] = data
+        return out
+
+    def execute(self, overrides: dict[int, pa.Table] | None = None) -> pa.Table:
+        import duckdb
+
+        sql = self.sql
+        for attempt in (True, False):
+            tables = self.read_relations(overrides, pushdown=attempt)
+            con = connect()
+            try:
+                for name, data in tables.items():
+                    con.register(name, data)
+                return fetch_arrow(con, sql)
+            except duckdb.Error as e:
+                text = str(e)
+                if attempt and ("not found" in text or "does not have a column" in text) and any(
+                        r.columns is not None or r.predicates for r in self.rels):
+                    continue  # pruned too much: read everything and retry
+                raise duckdb_error(e, self.rw.original) from None
+            finally:
+                con.close()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _pred_text(pred: Predicate | None) -> str | None:
+    return None if pred is None else repr(pred)
+
+
+def duckdb_error(e: Exception, statement: str) -> SqlError:
+    text = str(e)
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    head = lines[0] if lines else text
+    head = re.sub(r"__t\d+", "table", head)
+    head = head.replace('"__target"', "target")
+    extra = [ln for ln in lines[1:3] if ln.startswith("Candidate") or ln.startswith("Did you mean")]
+    msg = head + ("; " + extra[0] if extra else "")
+    m = re.search(r'"([^"]+)"', head)
+    line = col = None
+    if m:
+        found = re.search(r"(?<![A-Za-z0-9_])`?" + re.escape(m.group(1)) + r"`?(?![A-Za-z0-9_])", statement)
+        if found:
+            line, col = position(statement, found.start())
+    return SqlError(msg, line, col, statement)
+
+
+# ---------------------------------------------------------------------------------------- planner
+
+def _from_sources(select: exp.Select) -> list[tuple[exp.Expression, str, str]]:
+    """(source expression, join side, join kind) for FROM and each JOIN of a SELECT."""
+    out = []
+    frm = select.args.get("from") or select.args.get("from_")
+    if frm is not None:
+        out.append((frm.this, "", ""))
+        for extra in frm.expressions or []:
+            out.append((extra, "", ""))
+    for j in select.args.get("joins") or []:
+        out.append((j.this, (j.side or "").upper(), (j.kind or "").upper()))
+    return out
+
+
+_SIMPLE = (exp.Column, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.And, exp.Or, exp.Not, exp.EQ, exp.NEQ,
+           exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.In, exp.Between, exp.Like, exp.Neg, exp.Cast,
+           exp.Identifier, exp.DataType, exp.Tuple, exp.Date, exp.TsOrDsToDate, exp.DataTypeParam, exp.Var)
+
+
+class Planner:
+    """Resolves the table names of a query in a context and plans the reads."""
+
+    def __init__(self, session: "Session", ctx: "Context", rw: Rewritten,
+                 bindings: dict[str, Relation] | None = None, depth: int = 0):
+        self.session = session
+        self.ctx = ctx
+        self.rw = rw
+        self.bindings = {k.lower(): v for k, v in (bindings or {}).items()}
+        self.depth = depth
+        self.rels: list[RelInfo] = []
+
+    def prepare(self, ast: exp.Expression, counter: list[int] | None = None) -> Prepared:
+        ast = copy.deepcopy(ast)
+        self._counter = counter if counter is not None else [0]
+        ast = self._resolve(ast)
+        self._analyze(ast)
+        return Prepared(ast, self.rels, self.rw)
+
+    # ------------------------------------------------------------------ name resolution
+    def _resolve(self, ast: exp.Expression) -> exp.Expression:
+        ctes = {c.alias_or_name.lower() for c in ast.find_all(exp.CTE)}
+        for node in list(ast.find_all(exp.Table)):
+            if not isinstance(node.this, exp.Identifier):
+                continue
+            parts = [p.name for p in node.parts]
+            options: dict[str, str] = {}
+            if len(parts) == 1 and parts[0].startswith(PLACEHOLDER) and parts[0] in self.rw.refs:
+                ref = self.rw.refs[parts[0]]
+                parts, options = list(ref.parts), dict(ref.options)
+            elif len(parts) == 1 and parts[0].lower() in ctes:
+                continue
+            if len(parts) == 1 and parts[0].lower() in self.bindings:
+                target = self.bindings[parts[0].lower()]
+            else:
+                version = node.args.get("version")
+                target = self.session.lookup(parts, self.ctx, options=options, version=version,
+                                             error=lambda msg, n=node: self.rw.node_error(msg, n))
+            alias_node = node.args.get("alias")
+            alias = alias_node.name if alias_node is not None and alias_node.name else parts[-1]
+            if isinstance(target, Relation):
+                idx = self._counter[0]
+                self._counter[0] += 1
+                new = exp.Table(this=exp.to_identifier(f"__t{idx}"))
+                if alias_node is not None and alias_node.name:
+                    new.set("alias", alias_node.copy())
+                else:
+                    new.set("alias", exp.TableAlias(this=exp.to_identifier(alias, quoted=True)))
+                node.replace(new)
+                self.rels.append(RelInfo(idx, target, alias, new))
+            else:  # a view: (query text, context) -> expand as a subquery
+                if self.depth > 20:
+                    raise self.rw.node_error("Views nest too deeply (a view refers to itself?)", node)
+                sub = self.session.view_ast(target, error=lambda msg, n=node: self.rw.node_error(msg, n))
+                inner = Planner(self.session, target.ctx, sub[1], depth=self.depth + 1)
+                inner._counter = self._counter
+                sub_ast = inner._resolve(copy.deepcopy(sub[0]))
+                self.rels.extend(inner.rels)
+                alias_expr = alias_node.copy() if alias_node is not None and alias_node.name else \
+                    exp.TableAlias(this=exp.to_identifier(alias, quoted=True))
+                if target.columns:
+                    alias_expr.set("columns", [exp.to_identifier(c, quoted=True) for c in target.columns])
+                node.replace(exp.Subquery(this=sub_ast, alias=alias_expr))
+        return ast
+
+    # ------------------------------------------------------------------ pushdown
+    def _analyze(self, ast: exp.Expression) -> None:
+        by_node = {id(r.node): r for r in self.rels}
+        if not by_node:
+            return
+        by_alias: dict[str, list[RelInfo]] = {}
+        for r in self.rels:
+            by_alias.setdefault(r.alias.lower(), []).append(r)
+
+        def need(r: RelInfo, name: str | None) -> None:
+            if r.columns is None:
+                return
+            if name is None:
+                r.columns = None
+                return
+            real = r.column_map().get(name.lower())
+            if real is not None:
+                r.columns.add(real)
+
+        def unqualified(name: str) -> None:
+            for r in self.rels:
+                if name.lower() in r.column_map():
+                    need(r, name)
+
+        for col in ast.find_all(exp.Column):
+            qual = col.table
+            if isinstance(col.this, exp.Star):
+                for r in by_alias.get(qual.lower(), []) if qual else self.rels:
+                    need(r, None)
+                continue
+            if qual and qual.lower() in by_alias:
+                for r in by_alias[qual.lower()]:
+                    need(r, col.name)
+            elif qual:  # struct field access (col.field) or an outer alias: be generous
+                for part in col.parts:
+                    unqualified(part.name)
+            else:
+                unqualified(col.name)
+        for star in ast.find_all(exp.Star):
+            if isinstance(star.parent, (exp.Column, exp.Count)):
+                continue
+            select = star.find_ancestor(exp.Select)
+            if select is None:
+                for r in self.rels:
+                    need(r, None)
+                continue
+            for src, _, _ in _from_sources(select):
+                if id(src) in by_node:
+                    need(by_node[id(src)], None)
+        for join in ast.find_all(exp.Join):
+            for ident in join.args.get("using") or []:
+                unqualified(ident.name)
+            if (join.method or "").upper() == "NATURAL":
+                for r in self.rels:
+                    need(r, None)
+        for select in ast.find_all(exp.Select):
+            self._push_filters(select, by_node)
+
+    def _push_filters(self, select: exp.Select, by_node: dict[int, RelInfo]) -> None:
+        sources = _from_sources(select)
+        direct: list[tuple[RelInfo | None, bool]] = []
+        for i, (src, side, kind) in enumerate(sources):
+            rel = by_node.get(id(src))
+            nullable = side in ("LEFT", "FULL") and i > 0
+            if side in ("RIGHT", "FULL"):
+                direct = [(r, True) for r, _ in direct]
+            if kind in ("SEMI", "ANTI"):
+                continue
+            direct.append((rel, nullable))
+        if not direct:
+            return
+        where = select.args.get("where")
+        conjuncts = list(where.this.flatten()) if where is not None and isinstance(where.this, exp.And) else (
+            [where.this] if where is not None else [])
+        has_other_sources = any(r is None for r, _ in direct)
+        for conj in conjuncts:
+            target = self._conjunct_target(conj, direct, has_other_sources)
+            if target is None:
+                continue
+            pred = self._to_predicate(conj, target)
+            if pred is None:
+                continue
+            target.predicates.append(pred)
+        # LIMIT straight into a single-table read
+        limit = select.args.get("limit")
+        if limit is not None and not conjuncts and len(direct) == 1 and direct[0][0] is not None and \
+                not any(select.args.get(k) for k in ("group", "having", "order", "distinct", "qualify")) and \
+                not select.find(exp.AggFunc, exp.Window) and not select.args.get("joins"):
+            n = _int_literal(limit.expression if isinstance(limit, exp.Limit) else None)
+            offset = select.args.get("offset")
+            off = _int_literal(offset.expression) if offset is not None else 0
+            if n is not None and off is not None:
+                direct[0][0].limit = n + off
+
+    def _conjunct_target(self, conj: exp.Expression, direct, has_other_sources: bool) -> RelInfo | None:
+        if conj.find(exp.Select, exp.Subquery, exp.AggFunc, exp.Window, exp.Placeholder, exp.Parameter):
+            return None
+        for node in conj.walk():
+            if not isinstance(node, _SIMPLE):
+                return None
+        target: RelInfo | None = None
+        for col in conj.find_all(exp.Column):
+            qual = col.table
+            if qual:
+                cands = [r for r, nullable in direct if r is not None and r.alias.lower() == qual.lower()]
+            else:
+                if has_other_sources:
+                    return None
+                cands = [r for r, _ in direct if r is not None and col.name.lower() in r.column_map()]
+            if len(cands) != 1:
+                return None
+            if target is not None and cands[0] is not target:
+                return None
+            target = cands[0]
+        if target is None:
+            return None
+        for r, nullable in direct:
+            if r is target and nullable:
+                return None
+        if not target.relation.pushdown:
+            return None
+        return target
+
+    def _to_predicate(self, conj: exp.Expression, rel: RelInfo) -> Predicate | None:
+        cmap = rel.column_map()
+        tree = conj.copy()
+        for col in list(tree.find_all(exp.Column)):
+            real = cmap.get(col.name.lower())
+            if real is None:
+                return None
+            col.replace(exp.column(exp.to_identifier(real, quoted=True)))
+        try:
+            return parse_filter(tree.sql(), rel.relation.schema)
+        except Exception:
+            return None
+
+
+def _int_literal(node) -> int | None:
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return int(node.this)
+    return None
+
+
+_lock = threading.Lock()

@@ -1,0 +1,129 @@
+"""What a table name in a query reads: a Paimon table (with projection, filter and limit pushed
+into ``Table.to_arrow``), a system table, a generated or registered Arrow table, a format table."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pyarrow as pa
+
+from ..predicate import Predicate
+
+
+class Relation:
+    label: str = "?"
+    pushdown: bool = False  # accepts columns / predicate / limit
+
+    @property
+    def schema(self) -> pa.Schema:
+        raise NotImplementedError
+
+    def read(self, columns: list[str] | None = None, predicate: Predicate | None = None,
+             limit: int | None = None) -> pa.Table:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.label
+
+
+class ArrowRelation(Relation):
+    """A fixed Arrow table, or a function producing one on first read."""
+
+    def __init__(self, label: str, data: pa.Table | Callable[[], pa.Table], schema: pa.Schema | None = None):
+        self.label = label
+        self._data = data
+        self._schema = schema
+
+    def table(self) -> pa.Table:
+        if callable(self._data):
+            self._data = self._data()
+        return self._data
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._schema if self._schema is not None else self.table().schema
+
+    def read(self, columns=None, predicate=None, limit=None) -> pa.Table:
+        data = self.table()
+        if columns is not None:
+            data = data.select(columns)
+        return data
+
+
+class PaimonRelation(Relation):
+    """A Paimon table read as of a snapshot / tag / time (default latest)."""
+
+    pushdown = True
+
+    def __init__(self, table, *, snapshot_id: int | None = None, tag: str | None = None,
+                 timestamp_millis: int | None = None, read_optimized: bool = False, label: str | None = None):
+        self.table = table
+        self.snapshot_id = snapshot_id
+        self.tag = tag
+        self.timestamp_millis = timestamp_millis
+        self.read_optimized = read_optimized
+        self.label = label or table.identifier
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.table.schema.arrow_schema()
+
+    def read(self, columns=None, predicate=None, limit=None) -> pa.Table:
+        return self.table.to_arrow(columns=columns, filter=predicate, snapshot_id=self.snapshot_id, tag=self.tag,
+                                   timestamp_millis=self.timestamp_millis, limit=limit,
+                                   read_optimized=self.read_optimized)
+
+    def describe(self) -> str:
+        at = []
+        if self.snapshot_id is not None:
+            at.append(f"snapshot {self.snapshot_id}")
+        if self.tag is not None:
+            at.append(f"tag {self.tag}")
+        if self.timestamp_millis is not None:
+            at.append(f"timestamp-millis {self.timestamp_millis}")
+        if self.read_optimized:
+            at.append("read-optimized")
+        return self.label + (f" ({', '.join(at)})" if at else "")
+
+
+class ChangesRelation(Relation):
+    """Batch incremental read ('incremental-between'): the rows added or updated after snapshot
+    ``start`` up to ``end``."""
+
+    def __init__(self, table, start: int, end: int | None, label: str | None = None):
+        self.table = table
+        self.start = start
+        self.end = end
+        self.label = label or table.identifier
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.table.schema.arrow_schema()
+
+    def read(self, columns=None, predicate=None, limit=None) -> pa.Table:
+        import pyarrow.compute as pc
+
+        changes = self.table.changes(self.start, self.end, columns=columns)
+        kept = changes.filter(pc.is_in(changes.column("rowkind"), pa.array(["+I", "+U"])))
+        return kept.drop_columns(["rowkind"])
+
+    def describe(self) -> str:
+        return f"{self.label} (incremental {self.start}..{self.end if self.end is not None else 'latest'})"
+
+
+class FunctionRelation(Relation):
+    """Rows produced by a function of (columns) — used for generated sources."""
+
+    def __init__(self, label: str, schema: pa.Schema, produce: Callable[[], pa.Table], **info: Any):
+        self.label = label
+        self._schema = schema
+        self.produce = produce
+        self.info = info
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._schema
+
+    def read(self, columns=None, predicate=None, limit=None) -> pa.Table:
+        data = self.produce()
+        return data.select(columns) if columns is not None else data

@@ -1,0 +1,187 @@
+"""Turn Flink/Spark query text into text sqlglot's Databricks dialect parses, remembering what
+it cannot express: ``/*+ OPTIONS(...) */`` table hints become placeholder table names, names such
+as ``t$snapshots`` are quoted, and Flink string escapes ('') become Spark ones (\\')."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+from .errors import SqlError, position
+from .lexer import Token, tokenize
+
+PLACEHOLDER = "__pl_ref_"
+READ_DIALECT = "databricks"
+
+
+@dataclass
+class HintedRef:
+    parts: list[str]
+    options: dict[str, str]
+    start: int  # offset of the table name in the original text
+
+
+@dataclass
+class Rewritten:
+    original: str  # the statement text (offsets below are into it)
+    text: str  # for sqlglot
+    refs: dict[str, HintedRef] = field(default_factory=dict)
+    emitted: list[int] = field(default_factory=list)  # emitted start of each piece
+    sources: list[int] = field(default_factory=list)  # original start of each piece
+
+    def original_offset(self, emitted_offset: int) -> int:
+        i = bisect.bisect_right(self.emitted, emitted_offset) - 1
+        if i < 0:
+            return 0
+        return self.sources[i]
+
+    def error_at(self, message: str, emitted_offset: int | None) -> SqlError:
+        if emitted_offset is None:
+            return SqlError(message, statement=self.original)
+        line, col = position(self.original, self.original_offset(emitted_offset))
+        return SqlError(message, line, col, self.original)
+
+    def node_error(self, message: str, node: exp.Expression) -> SqlError:
+        meta = None
+        for n in [node, *node.find_all(exp.Identifier)]:
+            meta = getattr(n, "meta", None) or None
+            if meta and "start" in meta:
+                break
+        return self.error_at(message, meta.get("start") if meta else None)
+
+
+def parse_hint_options(hint: Token, original: str) -> dict[str, str] | None:
+    """The options of ``/*+ OPTIONS('k'='v', ...) */``; None for other hints."""
+    inner = hint.text[3:-2]
+    toks = tokenize(inner, hint.start + 3)
+    if not toks or not toks[0].is_kw("OPTIONS"):
+        return None
+    out: dict[str, str] = {}
+    i = 1
+
+    def err(msg: str, t: Token | None) -> SqlError:
+        line, col = position(original, t.start if t else hint.start)
+        return SqlError(msg, line, col, original)
+
+    if i >= len(toks) or not toks[i].is_op("("):
+        raise err("Expected '(' after OPTIONS in hint", toks[i] if i < len(toks) else None)
+    i += 1
+    while i < len(toks) and not toks[i].is_op(")"):
+        k = toks[i]
+        if i + 2 >= len(toks) or k.kind != "string" or not toks[i + 1].is_op("=") or \
+                toks[i + 2].kind not in ("string", "number", "word"):
+            raise err("Expected 'key' = 'value' in OPTIONS hint", k)
+        out[k.value] = toks[i + 2].value
+        i += 3
+        if i < len(toks) and toks[i].is_op(","):
+            i += 1
+    return out
+
+
+def _spark_string(tok: Token) -> str:
+    return "'" + tok.value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def rewrite(text: str, tokens: list[Token] | None = None, start: int = 0) -> Rewritten:
+    """Rewrite ``text`` (from token index ``start`` on) for sqlglot."""
+    toks = tokens if tokens is not None else tokenize(text)
+    toks = toks[start:]
+    pieces: list[tuple[Token, Token, str]] = []  # (first token, last token, emitted text)
+    refs: dict[str, HintedRef] = {}
+    # Flink's MAP['k', v, ...] constructor -> Spark's MAP('k', v, ...)
+    replaced: dict[int, str] = {}
+    for i, t in enumerate(toks):
+        if t.is_kw("MAP") and i + 1 < len(toks) and toks[i + 1].is_op("["):
+            depth = 0
+            for j in range(i + 1, len(toks)):
+                if toks[j].is_op("["):
+                    depth += 1
+                elif toks[j].is_op("]"):
+                    depth -= 1
+                    if depth == 0:
+                        replaced[i + 1] = "("
+                        replaced[j] = ")"
+                        break
+    for i, t in enumerate(toks):
+        if i in replaced:
+            pieces.append((t, t, replaced[i]))
+            continue
+        if t.kind == "hint":
+            opts = parse_hint_options(t, text)
+            if opts is None:
+                continue
+            # the table name right before the hint: ident (. ident)*
+            j = len(pieces) - 1
+            names: list[Token] = []
+            while j >= 0 and pieces[j][0] is pieces[j][1] and pieces[j][0].kind in ("word", "qident"):
+                names.insert(0, pieces[j][0])
+                if j >= 1 and pieces[j - 1][0].is_op("."):
+                    j -= 2
+                else:
+                    j -= 1
+                    break
+            if not names:
+                line, col = position(text, t.start)
+                raise SqlError("An OPTIONS hint must follow a table name", line, col, text)
+            first = len(pieces) - (2 * len(names) - 1)
+            name = f"{PLACEHOLDER}{len(refs)}"
+            refs[name] = HintedRef([n.value for n in names], opts, names[0].start)
+            pieces[first:] = [(names[0], names[-1], name)]
+            continue
+        if t.kind == "string":
+            out = _spark_string(t)
+        elif t.kind == "word" and "$" in t.text:
+            out = _quote(t.text)
+        else:
+            out = t.text
+        pieces.append((t, t, out))
+    buf: list[str] = []
+    emitted: list[int] = []
+    sources: list[int] = []
+    length = 0
+    prev_end = None
+    for first, last, out in pieces:
+        if prev_end is not None:
+            gap = text[prev_end:first.start]
+            gap = gap if ("--" not in gap and "/*" not in gap) else " "
+            if not gap:
+                gap = ""
+            buf.append(gap)
+            length += len(gap)
+        emitted.append(length)
+        sources.append(first.start)
+        buf.append(out)
+        length += len(out)
+        prev_end = last.end
+    return Rewritten(text, "".join(buf), refs, emitted, sources)
+
+
+def parse(rw: Rewritten, into=None) -> exp.Expression:
+    """Parse rewritten text with sqlglot; syntax errors become SqlError at the original position."""
+    try:
+        trees = sqlglot.parse(rw.text, read=READ_DIALECT, into=into) if into else \
+            sqlglot.parse(rw.text, read=READ_DIALECT)
+    except sqlglot.errors.ParseError as e:
+        info = e.errors[0] if e.errors else {}
+        desc = str(info.get("description") or e).split("<Token")[0].strip().rstrip(".")
+        hl = info.get("highlight") or ""
+        offset = None
+        if info.get("line") is not None and info.get("col") is not None:
+            lines = rw.text.split("\n")
+            line_no = min(int(info["line"]), len(lines))
+            offset = sum(len(x) + 1 for x in lines[:line_no - 1]) + max(0, int(info["col"]) - len(hl))
+        msg = f"Syntax error: {desc}" + (f" near '{hl}'" if hl and hl not in desc else "")
+        raise rw.error_at(msg, offset) from None
+    except sqlglot.errors.TokenError as e:
+        raise SqlError(f"Syntax error: {e}", statement=rw.original) from None
+    trees = [t for t in trees if t is not None]
+    if len(trees) != 1:
+        raise SqlError("Expected one statement", statement=rw.original)
+    return trees[0]

@@ -1,0 +1,842 @@
+"""The SQL layer: every SQL statement of the seed documents (warehouse paths replaced by a temp
+directory), with the results they give, plus pushdown, time travel, DML, procedures and errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pyarrow as pa
+import pytest
+
+from paimon_lab import Catalog, PaimonLabError
+from paimon_lab.sql import Session, SqlError
+
+pytest.importorskip("duckdb")
+
+
+@pytest.fixture
+def wh(tmp_path) -> str:
+    return str(tmp_path / "wh")
+
+
+@pytest.fixture
+def s(wh) -> Session:
+    """A session with catalog 'paimon' over a fresh warehouse, current database 'default'."""
+    session = Session()
+    session.run(f"CREATE CATALOG paimon WITH ('type' = 'paimon', 'warehouse' = '{wh}'); USE CATALOG paimon;")
+    yield session
+    session.close()
+
+
+def rows(table: pa.Table | None, order: str | list[str] | None = None) -> list[tuple]:
+    assert table is not None
+    out = list(zip(*[c.to_pylist() for c in table.columns])) if table.num_columns else []
+    return sorted(out, key=lambda r: tuple((x is None, str(x)) for x in r)) if order is None else out
+
+
+def q(session: Session, sql: str) -> list[tuple]:
+    return rows(session.execute(sql))
+
+
+# ============================================================================================ seed 000
+
+def test_seed000_catalogs(tmp_path):
+    s = Session()
+    wh = str(tmp_path / "warehouse")
+    s.run(f"-- Flink SQL\nCREATE CATALOG my_catalog WITH (     'type' = 'paimon',     'warehouse' = '{wh}' );")
+    assert os.path.isdir(os.path.join(wh, "default.db"))
+    # as written, the hive catalog's warehouse is commented out: there is no metastore to ask
+    hive = """CREATE CATALOG my_hive WITH (
+    'type' = 'paimon',
+    'metastore' = 'hive',
+    -- 'warehouse' = 'hdfs:///path/to/warehouse', default use 'hive.metastore.warehouse.dir' in HiveConf
+);"""
+    with pytest.raises(SqlError, match="warehouse"):
+        s.run(hive)
+    with pytest.warns(UserWarning, match="metastore 'hive'"):
+        s.run(hive.replace("-- 'warehouse' = 'hdfs:///path/to/warehouse', default use "
+                           "'hive.metastore.warehouse.dir' in HiveConf", f"'warehouse' = '{wh}'"))
+    with pytest.warns(UserWarning, match="metastore 'jdbc'"):
+        s.run(f"""CREATE CATALOG my_jdbc WITH (     'type' = 'paimon',     'metastore' = 'jdbc',
+        'uri' = 'jdbc:mysql://<host>:<port>/<databaseName>',     'jdbc.user' = '...',      'jdbc.password' = '...',
+        'catalog-key'='jdbc',     'warehouse' = '{wh}' );""")
+    assert q(s, "SHOW CATALOGS") == [("default_catalog",), ("my_catalog",), ("my_hive",), ("my_jdbc",)]
+
+
+def test_seed000_table_types(s, wh):
+    s.run("CREATE TABLE my_table (     a INT PRIMARY KEY NOT ENFORCED,     b STRING ) WITH (     'bucket'='8' ); ")
+    t = Catalog(wh).get_table("default.my_table")
+    assert t.primary_keys == ["a"] and t.options["bucket"] == "8"
+    assert str(t.schema.field("a").type) == "INT NOT NULL"
+    s.run("CREATE DATABASE db2; USE db2; CREATE TABLE my_table (     a INT,     b STRING ); ")
+    t2 = Catalog(wh).get_table("db2.my_table")
+    assert t2.primary_keys == [] and t2.schema.field_names == ["a", "b"]
+
+
+def test_seed000_views(s, wh):
+    s.run("CREATE TABLE base (a INT, b STRING); INSERT INTO base VALUES (1, 'x'), (2, 'y'), (3, 'z');")
+    s.run("CREATE VIEW IF NOT EXISTS paimon.`default`.my_view (c1, c2) COMMENT 'small ones' AS "
+          "SELECT a, b FROM base WHERE a < 3;")
+    s.run("CREATE VIEW IF NOT EXISTS paimon.`default`.my_view AS SELECT 1")  # exists: no-op
+    assert os.path.exists(os.path.join(wh, "default.db", ".views", "my_view.json"))
+    assert q(s, "SELECT * FROM my_view") == [(1, "x"), (2, "y")]
+    assert s.execute("SELECT c2 FROM my_view WHERE c1 = 2").column_names == ["c2"]
+    assert q(s, "SHOW VIEWS;") == [("my_view",)]
+    assert ("my_view",) not in q(s, "SHOW TABLES")
+    text = s.execute("SHOW CREATE VIEW my_view; ").column(0)[0].as_py()
+    assert text.startswith("CREATE VIEW `paimon`.`default`.`my_view` (`c1`, `c2`) COMMENT 'small ones' AS")
+    # a view resolves names where it was created, from any current database
+    s.run("CREATE DATABASE other; USE other;")
+    assert q(s, "SELECT count(*) FROM `default`.my_view") == [(2,)]
+    s.run("USE `default`; DROP VIEW  IF EXISTS paimon.`default`.my_view; DROP VIEW IF EXISTS my_view;")
+    assert q(s, "SHOW VIEWS") == []
+    with pytest.raises(SqlError, match="does not exist"):
+        s.execute("SELECT * FROM my_view")
+
+
+def test_seed000_format_table(s, wh):
+    s.run("CREATE TABLE my_csv_table (     a INT,     b STRING ) WITH (     'type'='format-table',     "
+          "'file.format'='csv',     'field-delimiter'=',' ) ")
+    s.run("INSERT INTO my_csv_table VALUES (1, 'one'), (2, 'two'); INSERT INTO my_csv_table VALUES (3, 'three')")
+    assert q(s, "SELECT * FROM my_csv_table") == [(1, "one"), (2, "two"), (3, "three")]
+    files = [f for f in os.listdir(os.path.join(wh, "default.db", "my_csv_table")) if f.endswith(".csv")]
+    assert len(files) == 2
+    text = "".join(open(os.path.join(wh, "default.db", "my_csv_table", f)).read() for f in sorted(files))
+    assert "1,\"one\"" in text or "1,one" in text
+    # files dropped in by someone else are read too
+    with open(os.path.join(wh, "default.db", "my_csv_table", "extra.csv"), "w") as f:
+        f.write("4,four\n")
+    assert q(s, "SELECT count(*) FROM my_csv_table WHERE a > 1") == [(3,)]
+    s.run("INSERT OVERWRITE my_csv_table VALUES (9, 'nine')")
+    assert q(s, "SELECT * FROM my_csv_table") == [(9, "nine")]
+
+
+def test_format_table_partitioned_parquet(s):
+    s.run("CREATE TABLE ft (a INT, dt STRING) PARTITIONED BY (dt) WITH ('type'='format-table', 'file.format'='parquet')")
+    s.run("INSERT INTO ft VALUES (1, 'x'), (2, 'y'), (3, 'x')")
+    s.run("INSERT OVERWRITE ft PARTITION (dt = 'x') VALUES (7)")
+    assert q(s, "SELECT * FROM ft") == [(2, "y"), (7, "x")]
+
+
+def test_seed000_object_table(s, tmp_path):
+    loc = tmp_path / "objects"
+    (loc / "sub").mkdir(parents=True)
+    (loc / "a.png").write_bytes(b"12345")
+    (loc / "sub" / "b.txt").write_bytes(b"hi")
+    s.run("CREATE DATABASE mydb; USE mydb;")
+    s.run(f"CREATE TABLE `my_object_table` WITH (   'type' = 'object-table',   'object-location' = '{loc}'  );  "
+          "-- Refresh Object Table\n  CALL sys.refresh_object_table('mydb.my_object_table');  ")
+    assert q(s, "SELECT path, name, length FROM `my_object_table`") == [("a.png", "a.png", 5), ("sub/b.txt", "b.txt", 2)]
+    (loc / "c.bin").write_bytes(b"x" * 10)
+    s.run("CALL sys.refresh_object_table('mydb.my_object_table')")
+    assert len(q(s, "SELECT * FROM `my_object_table`;")) == 3
+    old = s.execute("SELECT * FROM `my_object_table` /*+ OPTIONS('scan.snapshot-id' = '1') */; ")
+    assert sorted(old.column("path").to_pylist()) == ["a.png", "sub/b.txt"]
+    with pytest.raises(SqlError, match="object table"):
+        s.run("INSERT INTO my_object_table VALUES ('p', 'n', 1, 1, 1, 'o')")
+
+
+def test_seed000_materialized_table(s):
+    s.run("CREATE TABLE json_source (user_id BIGINT, order_created_at STRING, payment_amount_cents BIGINT)")
+    s.run("INSERT INTO json_source VALUES (1, '2024-01-01', 100), (1, '2024-01-01', 50), (2, '2024-01-02', 7)")
+    s.run("CREATE MATERIALIZED TABLE continuous_users_shops PARTITIONED BY (ds) FRESHNESS = INTERVAL '30' SECOND AS "
+          "SELECT   user_id,   ds,   SUM (payment_amount_cents) AS payed_buy_fee_sum,   SUM (1) AS PV FROM (   "
+          "SELECT user_id, order_created_at AS ds, payment_amount_cents     FROM json_source   ) AS tmp "
+          "GROUP BY user_id, ds; ")
+    assert q(s, "SELECT * FROM continuous_users_shops") == [(1, "2024-01-01", 150, 2), (2, "2024-01-02", 7, 1)]
+    s.run("INSERT INTO json_source VALUES (2, '2024-01-02', 3)")
+    s.run("ALTER MATERIALIZED TABLE continuous_users_shops REFRESH")
+    assert q(s, "SELECT * FROM continuous_users_shops WHERE user_id = 2") == [(2, "2024-01-02", 10, 2)]
+    text = s.execute("SHOW CREATE MATERIALIZED TABLE continuous_users_shops").column(0)[0].as_py()
+    assert "FRESHNESS = INTERVAL '30' SECOND" in text and "PARTITIONED BY (`ds`)" in text
+    with pytest.raises(SqlError, match="materialized"):
+        s.run("INSERT INTO continuous_users_shops VALUES (1, 'x', 1, 1)")
+    s.run("DROP MATERIALIZED TABLE continuous_users_shops")
+    assert not s._timers
+
+
+def test_materialized_table_background_refresh(s):
+    s.run("CREATE TABLE src (k INT, v INT); INSERT INTO src VALUES (1, 1);")
+    s.run("CREATE MATERIALIZED TABLE mt FRESHNESS = INTERVAL '1' SECOND AS SELECT k, sum(v) AS total FROM src GROUP BY k")
+    s.run("INSERT INTO src VALUES (1, 5)")
+    deadline = time.time() + 10
+    while time.time() < deadline and q(s, "SELECT total FROM mt") != [(6,)]:
+        time.sleep(0.2)
+    assert q(s, "SELECT total FROM mt") == [(6,)]
+    s.run("ALTER MATERIALIZED TABLE mt SUSPEND")
+    assert not s._timers
+
+
+@pytest.fixture
+def my_table(s):
+    s.run("CREATE DATABASE my_db; USE my_db;")
+    s.run("CREATE TABLE my_table (k INT PRIMARY KEY NOT ENFORCED, v STRING, price INT, sales BIGINT) "
+          "WITH ('bucket' = '1', 'merge-engine' = 'aggregation', 'fields.price.aggregate-function' = 'max', "
+          "'fields.sales.aggregate-function' = 'sum', 'snapshot.time-retained' = '5 h')")
+    s.run("INSERT INTO my_table VALUES (1, 'a', 10, 1), (2, 'b', 20, 2)")
+    s.run("INSERT INTO my_table VALUES (1, 'c', 5, 3)")
+    s.run("CALL sys.create_tag('my_db.my_table', 'tag1', 1)")
+    s.run("CALL sys.create_branch('my_db.my_table', 'branch1', 'tag1')")
+    s.run("CREATE TABLE T (a INT PRIMARY KEY NOT ENFORCED, b INT) WITH ('changelog-producer' = 'input')")
+    s.run("INSERT INTO T VALUES (1, 1); INSERT INTO T VALUES (1, 2); ANALYZE TABLE T COMPUTE STATISTICS")
+    return s
+
+
+def test_seed000_system_tables(my_table):
+    s = my_table
+    snaps = s.execute("SELECT * FROM paimon.my_db.`my_table$snapshots`; ")
+    assert snaps.column("snapshot_id").to_pylist() == [1, 2]
+    assert snaps.column_names[:5] == ["snapshot_id", "schema_id", "commit_user", "commit_identifier", "commit_kind"]
+    assert s.execute("SELECT * FROM my_table$snapshots;  ").num_rows == 2
+    assert s.execute("SELECT * FROM my_table$schemas;  ").num_rows == 1
+    joined = s.execute("SELECT s.snapshot_id, t.schema_id, t.fields      FROM my_table$snapshots s JOIN "
+                       "my_table$schemas t      ON s.schema_id=t.schema_id where s.snapshot_id=100; ")
+    assert joined.num_rows == 0 and joined.column_names == ["snapshot_id", "schema_id", "fields"]
+    joined = s.execute("SELECT s.snapshot_id, t.schema_id FROM my_table$snapshots s JOIN my_table$schemas t "
+                       "ON s.schema_id=t.schema_id where s.snapshot_id=2")
+    assert rows(joined) == [(2, 0)]
+    opts = dict(rows(s.execute("SELECT * FROM my_table$options;  ")))
+    assert opts["snapshot.time-retained"] == "5 h"
+    audit = s.execute("SELECT * FROM my_table$audit_log;  ")
+    assert audit.column_names[0] == "rowkind"
+    assert s.execute("SELECT * FROM T$binlog;  ").column_names[0] == "rowkind"
+    assert s.execute("SELECT * FROM my_table$ro; ").column_names == ["k", "v", "price", "sales"]
+    assert s.execute("SELECT * FROM my_table$files;  ").num_rows == 2
+    assert s.execute("SELECT * FROM my_table$files /*+ OPTIONS('scan.snapshot-id'='1') */;  ").num_rows == 1
+    tags = s.execute("SELECT * FROM my_table$tags;  ")
+    assert rows(tags.select(["tag_name", "snapshot_id"])) == [("tag1", 1)]
+    assert rows(s.execute("SELECT branch_name FROM my_table$branches;  ")) == [("branch1",)]
+    assert s.execute("SELECT * FROM my_table$consumers;  ").column_names == ["consumer_id", "next_snapshot_id"]
+    assert s.execute("SELECT * FROM my_table$manifests;  ").num_rows == 2
+    assert s.execute("SELECT * FROM my_table$manifests /*+ OPTIONS('scan.snapshot-id'='1') */; ").num_rows == 1
+    assert s.execute("SELECT * FROM my_table$manifests /*+ OPTIONS('scan.tag-name'='tag1') */; ").num_rows == 1
+    ts1 = [sn.time_millis for sn in Catalog(s.catalogs["paimon"].catalog.warehouse).get_table(
+        "my_db.my_table").snapshots()][0]
+    assert s.execute(f"SELECT * FROM my_table$manifests /*+ OPTIONS('scan.timestamp-millis'='{ts1}') */;").num_rows == 1
+    agg = dict((r[0], r[2]) for r in rows(s.execute("SELECT * FROM my_table$aggregation_fields;  ")))
+    assert agg["sales"] == "[sum]"
+    assert s.execute("SELECT * FROM my_table$partitions;  ").num_rows == 1
+    assert s.execute("SELECT * FROM my_table$buckets;  ").column("bucket").to_pylist() == [0]
+    stats = s.execute("SELECT * FROM T$statistics;  ")
+    assert stats.column("mergedRecordCount").to_pylist() == [1]
+    assert "index_type" in s.execute("SELECT * FROM my_table$table_indexes;  ").column_names
+    assert q(s, "SELECT k, price, sales FROM my_table") == [(1, 10, 4), (2, 20, 2)]
+    assert q(s, "SELECT k, price, sales FROM my_table$branch_branch1") == [(1, 10, 1), (2, 20, 2)]
+    s.run("USE sys; SHOW TABLES; ")
+    assert q(s, "SHOW TABLES") == [("all_table_options",), ("catalog_options",)]
+    all_opts = s.execute("SELECT * FROM sys.all_table_options;  ")
+    assert ("my_db", "my_table", "bucket", "1") in rows(all_opts)
+    cat_opts = dict(rows(s.execute("SELECT * FROM sys.catalog_options;  ")))
+    assert cat_opts["warehouse"].endswith("wh")
+
+
+def test_seed000_spec_layout(tmp_path):
+    wh = str(tmp_path / "your" / "path")
+    s = Session()
+    s.run(f"CREATE CATALOG my_catalog WITH (     'type' = 'paimon',     'warehouse' = '{wh}' );        "
+          "USE CATALOG my_catalog;  CREATE TABLE my_table (     k INT PRIMARY KEY NOT ENFORCED,     f0 INT,     "
+          "f1 STRING );  INSERT INTO my_table VALUES (1, 11, '111'); ")
+    root = os.path.join(wh, "default.db", "my_table")
+    assert sorted(os.listdir(os.path.join(root, "snapshot"))) == ["EARLIEST", "LATEST", "snapshot-1"]
+    assert os.listdir(os.path.join(root, "schema")) == ["schema-0"]
+    assert q(s, "SELECT * FROM my_table") == [(1, 11, "111")]
+    s.run("CREATE TABLE part_t (     f0 INT,     f1 STRING,     dt STRING ) PARTITIONED BY (dt);  "
+          "INSERT INTO part_t VALUES (1, '11', '20240514'); ")
+    assert os.listdir(os.path.join(wh, "default.db", "part_t", "dt=20240514")) == ["bucket-0"]
+    s.run("CREATE TABLE T (     a INT PRIMARY KEY NOT ENFORCED,     b INT,     c INT ); ")
+    s.run("INSERT INTO T VALUES (1, 2, 3)")
+    import pyarrow.parquet as pq
+
+    data_dir = os.path.join(wh, "default.db", "T", "bucket-0")
+    cols = pq.read_schema(os.path.join(data_dir, os.listdir(data_dir)[0])).names
+    assert cols[-3:] == ["a", "b", "c"] and "_SEQUENCE_NUMBER" in cols and "_VALUE_KIND" in cols
+    s.run("CREATE DATABASE d2; USE d2; CREATE TABLE T (     a INT,     b INT,     c INT ); INSERT INTO T VALUES (1, 2, 3)")
+    data_dir = os.path.join(wh, "d2.db", "T", "bucket-0")
+    assert pq.read_schema(os.path.join(data_dir, os.listdir(data_dir)[0])).names == ["a", "b", "c"]
+
+
+# ============================================================================================ seed 002
+
+SEED_002 = """SET 'execution.runtime-mode' = 'streaming';
+SET 'table.exec.sink.upsert-materialize'='NONE';
+SET 'execution.checkpointing.interval'='60 s';
+set parallelism.default=1;
+SET 'sql-client.execution.result-mode' = 'tableau';
+
+CREATE TABLE if not exists input_source (
+  `id` Int PRIMARY KEY NOT ENFORCED,
+  `name` String,
+  `age` Int
+) with (
+'connector' = 'datagen',
+'fields.id.kind' = 'random',
+'fields.id.min' = '1',
+'fields.id.max' = '100',
+'fields.name.length' = '10',
+'fields.age.min' = '18',
+'fields.age.max' = '60',
+'rows-per-second' = '1'
+);
+
+CREATE CATALOG paimon WITH (
+    'type' = 'paimon',
+    'warehouse' = '{warehouse}'
+    );
+USE CATALOG paimon;
+create database if not exists layout;
+CREATE TABLE if not exists paimon.layout.layout1(
+ `id` Int,
+  `name` String,
+  `age` Int,
+   `dt` String,
+   PRIMARY KEY (id,dt) NOT ENFORCED
+) PARTITIONED BY (dt) with  (
+'bucket' = '1',
+'changelog-producer'='input'
+);
+
+insert into paimon.layout.layout1  
+select id,name,age,'20241011' from default_catalog.default_database.input_source ;
+"""
+
+
+def test_seed002_walkthrough(tmp_path):
+    wh = str(tmp_path / "lakehouse")
+    s = Session()
+    s.run(SEED_002.format(warehouse=wh))
+    root = os.path.join(wh, "layout.db", "layout1")
+    schema0 = json.load(open(os.path.join(root, "schema", "schema-0")))
+    assert [(f["id"], f["name"], f["type"]) for f in schema0["fields"]] == [
+        (0, "id", "INT NOT NULL"), (1, "name", "STRING"), (2, "age", "INT"), (3, "dt", "STRING NOT NULL")]
+    assert schema0["highestFieldId"] == 3 and schema0["partitionKeys"] == ["dt"]
+    assert schema0["primaryKeys"] == ["id", "dt"]
+    assert schema0["options"] == {"bucket": "1", "changelog-producer": "input"}
+    # two checkpoints of 60 s at 1 row/s: two APPEND snapshots, each with 60 changelog rows and the
+    # distinct keys of its rows as data
+    assert open(os.path.join(root, "snapshot", "EARLIEST")).read().strip() == "1"
+    assert open(os.path.join(root, "snapshot", "LATEST")).read().strip() == "2"
+    snaps = [json.load(open(os.path.join(root, "snapshot", f"snapshot-{i}"))) for i in (1, 2)]
+    assert [x["commitKind"] for x in snaps] == ["APPEND", "APPEND"]
+    assert [x["changelogRecordCount"] for x in snaps] == [60, 60]
+    assert all(x["changelogManifestList"] for x in snaps)
+    assert snaps[1]["totalRecordCount"] == snaps[0]["deltaRecordCount"] + snaps[1]["deltaRecordCount"]
+    gen = s.catalogs["default_catalog"].databases["default_database"]["input_source"].spec.generate(120)
+    ids = gen.column("id").to_pylist()
+    assert [x["deltaRecordCount"] for x in snaps] == [len(set(ids[:60])), len(set(ids[60:]))]
+    assert all(1 <= i <= 100 for i in ids)
+    assert set(len(n) for n in gen.column("name").to_pylist()) == {10}
+    assert q(s, "SELECT count(*) FROM paimon.layout.layout1") == [(len(set(ids)),)]
+    changelog = s.execute("SELECT * FROM paimon.layout.`layout1$audit_log` "
+                          "/*+ OPTIONS('incremental-between' = '0,2') */")
+    assert changelog.num_rows == 120
+    # the three VALUES inserts give 3 values for 4 columns: rejected, as Flink does, nothing written
+    for stmt in ("insert into paimon.layout.layout1 values(1,'flink',10);",
+                 "insert into paimon.layout.layout1 values(1,'spark',15);",
+                 "insert into paimon.layout.layout1 values(1,'hadoop',20);"):
+        with pytest.raises(SqlError, match=r"produces 3 column\(s\) but 4 are expected") as e:
+            s.run(stmt)
+        assert (e.value.line, e.value.column) == (1, 35)
+    s.run("ALTER TABLE paimon.layout.layout1 ADD (add_c string);")
+    schema1 = json.load(open(os.path.join(root, "schema", "schema-1")))
+    assert schema1["fields"][-1] == {"id": 4, "name": "add_c", "type": "STRING"}
+    assert schema1["highestFieldId"] == 4
+    assert open(os.path.join(root, "snapshot", "LATEST")).read().strip() == "2"
+
+
+def test_datagen_bounded_and_deterministic(s):
+    s.run("CREATE TEMPORARY TABLE gen (k BIGINT, v DOUBLE, s STRING, b BOOLEAN) WITH ('connector' = 'datagen', "
+          "'number-of-rows' = '25', 'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '100', "
+          "'fields.s.length' = '4')")
+    a, b = s.execute("SELECT * FROM gen"), s.execute("SELECT * FROM gen")
+    assert a.equals(b) and a.num_rows == 25 and a.column("k").to_pylist() == list(range(1, 26))
+    s.run("CREATE TABLE sink (k BIGINT, s STRING)")
+    s.run("SET 'execution.runtime-mode' = 'batch'; INSERT INTO sink SELECT k, s FROM gen")
+    assert q(s, "SELECT count(*) FROM sink") == [(25,)]
+    assert len(Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.sink").snapshots()) == 1
+    s.run("CREATE TEMPORARY TABLE unbounded (k INT) WITH ('connector' = 'datagen')")
+    s.run("RESET")
+    with pytest.raises(SqlError, match="unbounded"):
+        s.execute("SELECT * FROM unbounded")
+
+
+# ============================================================================================ seed 003
+
+def test_seed003_pk_table_and_bucket_rescale(s):
+    s.run("""CREATE TABLE T (
+  dt STRING,
+  shop_id BIGINT,
+  user_id BIGINT,
+  num_orders INT,
+  total_amount INT,
+  PRIMARY KEY (dt, shop_id, user_id) NOT ENFORCED
+) PARTITIONED BY (dt) WITH (
+  'bucket' = '4'
+);""")
+    s.run("INSERT INTO T VALUES ('20240312', 1, 1, 1, 10), ('20240312', 1, 2, 2, 20), ('20240313', 2, 1, 3, 30)")
+    s.run("ALTER TABLE `paimon`.`default`.`T` SET ('bucket' = '8');")
+    s.run("INSERT OVERWRITE `paimon`.`default`.`T`\nSELECT * FROM `paimon`.`default`.`T`;")
+    t = Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.T")
+    assert t.options["bucket"] == "8" and t.snapshots()[-1].commit_kind == "OVERWRITE"
+    assert q(s, "SELECT count(*), sum(total_amount) FROM T") == [(3, 60)]
+
+
+def test_seed003_insert_overwrite_partition(s):
+    s.run("CREATE TABLE P (k INT, v STRING, dt STRING, hh STRING) PARTITIONED BY (dt, hh)")
+    s.run("INSERT INTO P VALUES (1, 'a', '20240312', '08'), (2, 'b', '20240312', '09'), (3, 'c', '20240313', '08')")
+    s.run("""INSERT OVERWRITE `paimon`.`default`.`P`
+PARTITION (dt = '20240312', hh = '08')
+SELECT * FROM `paimon`.`default`.`P`
+WHERE dt = '20240312' AND hh = '08';""")
+    assert q(s, "SELECT * FROM P") == [(1, "a", "20240312", "08"), (2, "b", "20240312", "09"),
+                                      (3, "c", "20240313", "08")]
+    s.run("INSERT OVERWRITE P PARTITION (dt = '20240312', hh = '08') SELECT k + 10, v FROM P WHERE k = 1")
+    assert q(s, "SELECT k FROM P WHERE dt = '20240312'") == [(11,), (2,)]
+    # hh left open: with 'dynamic-partition-overwrite' (the default) only the partitions written are replaced
+    s.run("INSERT OVERWRITE P PARTITION (dt = '20240313') SELECT 5, 'e', '07'")
+    assert q(s, "SELECT k, hh FROM P WHERE dt = '20240313'") == [(3, "08"), (5, "07")]
+
+
+@pytest.mark.parametrize("engine,ddl_extra,values,expected", [
+    ("deduplicate", "'merge-engine' = 'deduplicate' -- deduplicate 是默认值,可以不设置\n",
+     "(1, 2.0, 'apple'), (1, 4.0, 'banana'), (1, 8.0, 'cherry')", [(1, 8.0, "cherry")]),
+    ("first-row", "'merge-engine' = 'first-row'\n",
+     "(1, 2.0, 'apple'), (1, 4.0, 'banana'), (1, 8.0, 'cherry')", [(1, 2.0, "apple")]),
+])
+def test_seed003_merge_engines(s, engine, ddl_extra, values, expected):
+    s.run(f"""CREATE TABLE T (
+  k INT,
+  v1 DOUBLE,
+  v2 STRING,
+  PRIMARY KEY (k) NOT ENFORCED
+) WITH (
+  {ddl_extra});""")
+    for v in values.split("), ("):
+        s.run(f"INSERT INTO T VALUES ({v.strip('()')})")
+    assert q(s, "SELECT * FROM T WHERE k = 1") == expected
+
+
+def test_seed003_deduplicate_delete(s):
+    s.run("CREATE TABLE T (k INT, v1 DOUBLE, v2 STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+          "'merge-engine' = 'deduplicate')")
+    s.run("INSERT INTO T VALUES (1, 2.0, 'apple'); INSERT INTO T VALUES (1, 4.0, 'banana');")
+    s.run("DELETE FROM T WHERE k = 1 AND v2 = 'banana'")
+    assert q(s, "SELECT * FROM T WHERE k = 1") == []
+
+
+def test_seed003_aggregation(s):
+    s.run("""CREATE TABLE T (
+  product_id BIGINT,
+  price DOUBLE,
+  sales BIGINT,
+  PRIMARY KEY (product_id) NOT ENFORCED
+) WITH (
+  'merge-engine' = 'aggregation',
+  'fields.price.aggregate-function' = 'max',
+  'fields.sales.aggregate-function' = 'sum'
+);""")
+    s.run("INSERT INTO T VALUES (1, 23.0, 15); INSERT INTO T VALUES (1, 30.2, 20);")
+    assert q(s, "SELECT * FROM T WHERE product_id = 1") == [(1, 30.2, 35)]
+
+
+def test_seed003_partial_update(s):
+    s.run("""CREATE TABLE T (
+  k INT,
+  v1 DOUBLE,
+  v2 BIGINT,
+  v3 STRING,
+  PRIMARY KEY (k) NOT ENFORCED
+) WITH (
+  'merge-engine' = 'partial-update'
+);""")
+    s.run("INSERT INTO T VALUES (1, 23.0, 10, NULL); INSERT INTO T VALUES (1, NULL, NULL, 'This is a book');"
+          "INSERT INTO T VALUES (1, 25.2, NULL, NULL);")
+    assert q(s, "SELECT * FROM T WHERE k = 1") == [(1, 25.2, 10, "This is a book")]
+
+
+def test_seed003_sequence_groups(s):
+    s.run("""CREATE TABLE T (
+  k INT,
+  a STRING,
+  b STRING,
+  g_1 INT,
+  c STRING,
+  d STRING,
+  g_2 INT,
+  PRIMARY KEY (k) NOT ENFORCED
+) WITH (
+  'merge-engine' = 'partial-update',
+  'fields.g_1.sequence-group' = 'a,b',
+  'fields.g_2.sequence-group' = 'c,d'
+);""")
+    s.run("INSERT INTO T VALUES (1, 'a2', 'b2', 2, 'c1', 'd1', 1); INSERT INTO T VALUES (1, 'a1', 'b1', 1, NULL, NULL, NULL);")
+    assert q(s, "SELECT a, b, c, d FROM T") == [("a2", "b2", "c1", "d1")]
+    s.run("""CREATE TABLE T2 (
+  k INT,
+  a STRING,
+  b INT,
+  g_1 INT,
+  c STRING,
+  d INT,
+  g_2 INT,
+  PRIMARY KEY (k) NOT ENFORCED
+) WITH (
+  'merge-engine' = 'partial-update',
+  'fields.g_1.sequence-group' = 'a,b',
+  'fields.b.aggregate-function' = 'max',
+  'fields.g_2.sequence-group' = 'c,d',
+  'fields.d.aggregate-function' = 'sum'
+);""")
+    s.run("INSERT INTO T2 VALUES (1, 'a', 5, 1, 'c', 3, 1); INSERT INTO T2 VALUES (1, 'x', 2, 2, 'y', 4, 2);")
+    assert q(s, "SELECT a, b, c, d FROM T2") == [("x", 5, "y", 7)]
+
+
+def test_seed003_append_table(s):
+    seed = """CREATE TABLE T (
+  dt STRING
+  order_id BIGINT,
+  item_id BIGINT,
+  amount INT,
+  address STRING
+) PARTITIONED BY (dt) WITH (
+  'bucket' = '-1'
+);"""
+    # as printed in the document a comma is missing after `dt STRING`: a syntax error, located
+    with pytest.raises(SqlError, match="Invalid data type") as e:
+        s.run(seed)
+    assert e.value.line == 2
+    s.run(seed.replace("dt STRING\n", "dt STRING,\n"))
+    t = Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.T")
+    assert t.primary_keys == [] and t.partition_keys == ["dt"] and t.options["bucket"] == "-1"
+
+
+# ============================================================================================ seed 004
+
+def test_seed004_file_operations(tmp_path):
+    wh = "file://" + str(tmp_path / "paimon")
+    s = Session()
+    s.run(f"CREATE CATALOG paimon WITH (\n'type' = 'paimon',\n'warehouse' = '{wh}'\n);\n\nUSE CATALOG paimon;")
+    assert os.listdir(tmp_path / "paimon") == ["default.db"]
+    with pytest.warns(UserWarning, match="write-mode"):
+        s.run("""CREATE TABLE T (
+id BIGINT,
+a INT,
+b STRING,
+dt STRING COMMENT 'timestamp string in format yyyyMMdd',
+PRIMARY KEY(id, dt) NOT ENFORCED
+) PARTITIONED BY (dt) WITH (
+'write-mode' = 'change-log',
+'merge-engine' = 'deduplicate'
+);""")
+    root = tmp_path / "paimon" / "default.db" / "T"
+    assert os.listdir(root) == ["schema"]
+    schema0 = json.load(open(root / "schema" / "schema-0"))
+    assert schema0["fields"][3]["description"] == "timestamp string in format yyyyMMdd"
+    s.run("INSERT INTO T VALUES (1, 10001, 'varchar00001', '20230501');")
+    assert q(s, "SELECT * FROM T") == [(1, 10001, "varchar00001", "20230501")]
+    s.run("""INSERT INTO T VALUES 
+(2, 10002, 'varchar00002', '20230502'),
+(3, 10003, 'varchar00003', '20230503'),
+(4, 10004, 'varchar00004', '20230504'),
+(5, 10005, 'varchar00005', '20230505'),
+(6, 10006, 'varchar00006', '20230506'),
+(7, 10007, 'varchar00007', '20230507'),
+(8, 10008, 'varchar00008', '20230508'),
+(9, 10009, 'varchar00009', '20230509'),
+(10, 10010, 'varchar00010', '20230510');""")
+    assert len(q(s, "SELECT * FROM T")) == 10
+    assert len([d for d in os.listdir(root) if d.startswith("dt=")]) == 10
+    s.run("SET 'execution.runtime-mode' = 'batch';")
+    s.run("DELETE FROM T WHERE dt >= '20230503';")
+    assert q(s, "SELECT * FROM T") == [(1, 10001, "varchar00001", "20230501"), (2, 10002, "varchar00002", "20230502")]
+    snap3 = json.load(open(root / "snapshot" / "snapshot-3"))
+    assert snap3["commitKind"] == "APPEND" and snap3["deltaRecordCount"] == 8
+    assert len(os.listdir(root / "dt=20230510" / "bucket-0")) == 2  # the row, then its deletion
+    s.run("CALL sys.compact('default.T')")
+    snap4 = json.load(open(root / "snapshot" / "snapshot-4"))
+    assert snap4["commitKind"] == "COMPACT"
+    assert q(s, "SELECT count(*) FROM T") == [(2,)]
+    s.run("ALTER TABLE T SET ('full-compaction.delta-commits' = '1');")
+    assert sorted(os.listdir(root / "schema")) == ["schema-0", "schema-1"]
+    assert json.load(open(root / "schema" / "schema-1"))["options"]["full-compaction.delta-commits"] == "1"
+    s.run("INSERT INTO T VALUES (11, 1, 'x', '20230501')")
+    # 'snapshot.num-retained.min' (10) keeps them all unless retain_min is given
+    assert q(s, "CALL sys.expire_snapshots(`table` => 'default.T', retain_max => 1)") == [("0",)]
+    assert q(s, "CALL sys.expire_snapshots(`table` => 'default.T', retain_max => 1, retain_min => 1)") == [("5",)]
+    assert sorted(os.listdir(root / "snapshot")) == ["EARLIEST", "LATEST", "snapshot-6"]
+    assert not (root / "dt=20230510").exists()  # its files were only used by expired snapshots
+    assert q(s, "SELECT count(*) FROM T") == [(3,)]
+
+
+# ============================================================================================ queries
+
+@pytest.fixture
+def big(s):
+    s.run("CREATE TABLE ev (id BIGINT, name STRING, amount DOUBLE, dt STRING) PARTITIONED BY (dt)")
+    t = Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.ev")
+    for day in range(5):
+        n = 2000
+        t.write(pa.table({"id": pa.array(range(day * n, (day + 1) * n), pa.int64()),
+                          "name": [f"n{i % 50}" for i in range(n)],
+                          "amount": [float(i % 100) for i in range(n)],
+                          "dt": [f"2024-05-0{day + 1}"] * n}))
+    return s
+
+
+def test_pushdown_projection_filter_limit(big):
+    s = big
+    out = s.execute("SELECT name, sum(amount) AS total FROM ev WHERE dt = '2024-05-02' AND id < 2100 "
+                    "GROUP BY name ORDER BY name LIMIT 3")
+    assert out.num_rows == 3 and out.column_names == ["name", "total"]
+    (scan,) = s.last_scans
+    assert scan.columns == ["id", "name", "amount", "dt"] or set(scan.columns) == {"id", "name", "amount", "dt"}
+    assert "dt" in scan.filter and "id" in scan.filter
+    assert scan.rows == 100  # only the matching rows left the table read
+    s.execute("SELECT id FROM ev LIMIT 5")
+    assert s.last_scans[0].columns == ["id"] and s.last_scans[0].limit == 5 and s.last_scans[0].rows <= 2000
+    s.execute("SELECT count(*) FROM ev")
+    assert len(s.last_scans[0].columns) == 1
+    # a LEFT JOIN's right side is not filtered by the WHERE (it is null-supplying)
+    s.run("CREATE TABLE names (name STRING, label STRING); INSERT INTO names VALUES ('n1', 'one')")
+    res = s.execute("SELECT e.id, x.label FROM ev e LEFT JOIN names x ON e.name = x.name "
+                    "WHERE e.id = 1 AND x.label IS NULL")
+    assert rows(res) == []
+    scans = {sc.table: sc for sc in s.last_scans}
+    assert scans["paimon.default.names"].filter is None and scans["paimon.default.ev"].filter is not None
+    plan = s.execute("EXPLAIN SELECT name FROM ev WHERE amount > 98.5")
+    assert "amount" in plan.column("filter")[0].as_py() and plan.column("columns")[0].as_py() == "name, amount"
+
+
+def test_query_features(big):
+    s = big
+    res = s.execute("""
+        WITH daily AS (SELECT dt, count(*) AS n, max(amount) AS m FROM ev GROUP BY dt)
+        SELECT dt, n, rank() OVER (ORDER BY dt DESC) AS r FROM daily
+        WHERE n > (SELECT min(n) - 1 FROM daily) ORDER BY dt""")
+    assert res.column("n").to_pylist() == [2000] * 5 and res.column("r").to_pylist() == [5, 4, 3, 2, 1]
+    res = s.execute("SELECT a.dt, count(*) FROM ev a JOIN ev b ON a.id = b.id + 1 AND a.dt = b.dt "
+                    "WHERE a.dt IN ('2024-05-01', '2024-05-03') GROUP BY a.dt ORDER BY 1")
+    assert rows(res, order="keep") == [("2024-05-01", 1999), ("2024-05-03", 1999)]
+    assert q(s, "SELECT 'it''s', CAST('5' AS INT) + 1") == [("it's", 6)]
+    assert q(s, "SELECT ev.id FROM paimon.`default`.ev WHERE id = 7") == [(7,)]
+
+
+def test_time_travel(s):
+    s.run("CREATE TABLE tt (k INT PRIMARY KEY NOT ENFORCED, v STRING)")
+    s.run("INSERT INTO tt VALUES (1, 'a')")
+    t = Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.tt")
+    time.sleep(0.01)
+    s.run("INSERT INTO tt VALUES (2, 'b')")
+    s.run("INSERT INTO tt VALUES (1, 'c')")
+    s.run("CALL sys.create_tag(`table` => 'default.tt', tag => 'v2', snapshot_id => 2)")
+    first = t.snapshots()[0].time_millis
+    import datetime as dt
+
+    local = dt.datetime.fromtimestamp(first / 1000).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    assert q(s, "SELECT * FROM tt /*+ OPTIONS('scan.snapshot-id'='1') */") == [(1, "a")]
+    assert q(s, "SELECT * FROM tt /*+ OPTIONS('scan.tag-name'='v2') */") == [(1, "a"), (2, "b")]
+    assert q(s, f"SELECT * FROM tt /*+ OPTIONS('scan.timestamp-millis'='{first}') */") == [(1, "a")]
+    assert q(s, f"SELECT * FROM tt FOR SYSTEM_TIME AS OF TIMESTAMP '{local}'") == [(1, "a")]
+    assert q(s, "SELECT * FROM tt VERSION AS OF 2") == [(1, "a"), (2, "b")]
+    assert q(s, "SELECT * FROM tt VERSION AS OF 'v2'") == [(1, "a"), (2, "b")]
+    assert q(s, f"SELECT * FROM tt TIMESTAMP AS OF '{local}'") == [(1, "a")]
+    assert q(s, "SELECT * FROM tt /*+ OPTIONS('incremental-between' = '1,3') */") == [(1, "c"), (2, "b")]
+    assert q(s, "SELECT * FROM tt") == [(1, "c"), (2, "b")]
+    # self-join across versions
+    assert q(s, "SELECT a.v, b.v FROM tt a JOIN tt /*+ OPTIONS('scan.snapshot-id'='1') */ b ON a.k = b.k") == [("c", "a")]
+    with pytest.raises(SqlError, match="Snapshot 99 does not exist") as e:
+        s.execute("SELECT * FROM tt /*+ OPTIONS('scan.snapshot-id'='99') */")
+    assert (e.value.line, e.value.column) == (1, 15)
+    s.run("CALL sys.compact('default.tt')")
+    assert q(s, "SELECT * FROM tt /*+ OPTIONS('scan.mode'='compacted-full') */") == [(1, "c"), (2, "b")]
+
+
+# ============================================================================================ DML
+
+def test_dml_pk_table(s):
+    s.run("CREATE TABLE pk (k INT, v INT, name STRING, PRIMARY KEY (k) NOT ENFORCED)")
+    s.run("INSERT INTO pk VALUES (1, 10, 'a'), (2, 20, 'b'), (3, 30, 'c'), (4, 40, 'd')")
+    s.run("UPDATE pk SET v = v * 2, name = upper(name) WHERE k IN (SELECT k FROM pk WHERE v >= 30)")
+    assert q(s, "SELECT * FROM pk") == [(1, 10, "a"), (2, 20, "b"), (3, 60, "C"), (4, 80, "D")]
+    s.run("DELETE FROM pk WHERE length(name) = 1 AND name = lower(name) AND k > 1")
+    assert q(s, "SELECT k FROM pk") == [(1,), (3,), (4,)]
+    with pytest.raises(SqlError, match="primary or partition key"):
+        s.run("UPDATE pk SET k = 9")
+    s.run("CREATE TABLE src (k INT, v INT, op STRING)")
+    s.run("INSERT INTO src VALUES (1, 11, 'u'), (3, 0, 'd'), (7, 70, 'i')")
+    s.run("""MERGE INTO pk AS t USING src AS s ON t.k = s.k
+             WHEN MATCHED AND s.op = 'd' THEN DELETE
+             WHEN MATCHED THEN UPDATE SET v = s.v
+             WHEN NOT MATCHED THEN INSERT (k, v, name) VALUES (s.k, s.v, 'new')""")
+    assert q(s, "SELECT * FROM pk") == [(1, 11, "a"), (4, 80, "D"), (7, 70, "new")]
+
+
+def test_dml_append_table(s):
+    s.run("CREATE TABLE ap (id INT, v DOUBLE, tag STRING, dt STRING) PARTITIONED BY (dt)")
+    s.run("INSERT INTO ap VALUES (1, 1.0, 'x', 'a'), (2, 2.0, 'y', 'a'), (3, 3.0, 'x', 'b'), (3, 3.0, 'x', 'b')")
+    s.run("UPDATE ap SET v = v + 10 WHERE tag = 'x'")
+    assert q(s, "SELECT id, v FROM ap") == [(1, 11.0), (2, 2.0), (3, 13.0), (3, 13.0)]
+    s.run("UPDATE ap SET tag = concat(tag, '!') WHERE v > (SELECT avg(v) FROM ap)")  # a subquery condition
+    assert q(s, "SELECT id, tag FROM ap") == [(1, "x!"), (2, "y"), (3, "x!"), (3, "x!")]
+    s.run("DELETE FROM ap WHERE id * 2 = 6")
+    assert q(s, "SELECT id FROM ap") == [(1,), (2,)]
+    s.run("CREATE TABLE changes (id INT, v DOUBLE)")
+    s.run("INSERT INTO changes VALUES (1, 100.0), (5, 5.0)")
+    s.run("""MERGE INTO ap USING changes c ON ap.id = c.id
+             WHEN MATCHED THEN UPDATE SET v = c.v
+             WHEN NOT MATCHED THEN INSERT (id, v, tag, dt) VALUES (c.id, c.v, 'm', 'c')""")
+    assert q(s, "SELECT id, v, tag, dt FROM ap") == [(1, 100.0, "x!", "a"), (2, 2.0, "y", "a"), (5, 5.0, "m", "c")]
+    t = Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.ap")
+    before = len(t.snapshots())
+    s.run("DELETE FROM ap WHERE id = 42")  # matches nothing: no commit
+    assert len(t.snapshots()) == before
+    s.run("TRUNCATE TABLE ap")
+    assert q(s, "SELECT count(*) FROM ap") == [(0,)]
+
+
+def test_insert_forms(s):
+    s.run("CREATE TABLE f (a INT NOT NULL, b STRING, c DECIMAL(10, 2), d DATE, e TIMESTAMP(3), "
+          "arr ARRAY<INT>, m MAP<STRING, INT>, r ROW<x INT, y STRING>)")
+    s.run("INSERT INTO f (b, a) VALUES ('x', 1)")
+    s.run("INSERT INTO f VALUES (2, 'y', 1.5, DATE '2024-01-02', TIMESTAMP '2024-01-02 03:04:05.123', "
+          "ARRAY[1, 2], MAP['k', 1], ROW(1, 'z'))")
+    s.run("INSERT INTO f SELECT a + 10, b, c, d, e, arr, m, r FROM f WHERE a = 2")
+    out = s.execute("SELECT * FROM f ORDER BY a")
+    assert out.column("a").to_pylist() == [1, 2, 12]
+    assert out.column("c").to_pylist()[1] == __import__("decimal").Decimal("1.50")
+    assert str(out.column("d")[1]) == "2024-01-02" and out.column("arr").to_pylist()[2] == [1, 2]
+    assert out.column("r").to_pylist()[1] == {"x": 1, "y": "z"}
+    t = Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.f")
+    n = len(t.snapshots())
+    with pytest.raises(SqlError, match="NOT NULL"):
+        s.run("INSERT INTO f (b) VALUES ('no a')")
+    with pytest.raises(SqlError):
+        s.run("INSERT INTO f (a, c) VALUES (5, 'not a number')")
+    assert len(t.snapshots()) == n  # failed statements change nothing
+
+
+def test_spark_ddl_ctas_like(s):
+    s.run("CREATE TABLE sp (id BIGINT, v STRING, dt STRING) USING paimon PARTITIONED BY (dt) "
+          "TBLPROPERTIES ('primary-key' = 'id,dt', 'bucket' = '2')")
+    t = Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.sp")
+    assert t.primary_keys == ["id", "dt"] and t.options == {"bucket": "2"}
+    s.run("INSERT INTO sp VALUES (1, 'a', 'x'), (2, 'b', 'y')")
+    s.run("CREATE TABLE sp2 WITH ('bucket' = '1', 'bucket-key' = 'id') AS SELECT id, upper(v) AS v FROM sp")
+    assert q(s, "SELECT * FROM sp2") == [(1, "A"), (2, "B")]
+    s.run("CREATE TABLE sp3 LIKE sp")
+    t3 = Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.sp3")
+    assert t3.primary_keys == ["id", "dt"] and t3.partition_keys == ["dt"] and q(s, "SELECT * FROM sp3") == []
+    s.run("CREATE TABLE sp4 WITH ('file.format' = 'orc') LIKE sp")
+    assert Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.sp4").options["file.format"] == "orc"
+    with pytest.raises(SqlError, match="'bucket-key'"):
+        s.run("CREATE TABLE bad WITH ('bucket' = '2') AS SELECT 1 AS x")
+    assert not Catalog(s.catalogs["paimon"].catalog.warehouse).table_exists("default.bad")
+
+
+def test_alter_table(s):
+    s.run("CREATE TABLE al (a INT, b STRING, c INT COMMENT 'see') WITH ('snapshot.num-retained.max' = '9')")
+    s.run("INSERT INTO al VALUES (1, 'x', 3)")
+    s.run("ALTER TABLE al ADD (d DOUBLE COMMENT 'new' FIRST, e STRING AFTER a)")
+    assert s.execute("SELECT * FROM al").column_names == ["d", "a", "e", "b", "c"]
+    s.run("ALTER TABLE al RENAME b TO bb; ALTER TABLE al DROP (e); ALTER TABLE al MODIFY c BIGINT COMMENT 'wide'")
+    s.run("ALTER TABLE al RESET ('snapshot.num-retained.max'); ALTER TABLE al SET ('snapshot.num-retained.min' = '3')")
+    s.run("ALTER TABLE al ALTER COLUMN d TYPE DOUBLE; ALTER TABLE al RENAME COLUMN bb TO b2; "
+          "ALTER TABLE al ADD COLUMNS (z INT)")
+    desc = s.execute("DESCRIBE al")
+    assert desc.column("name").to_pylist() == ["d", "a", "b2", "c", "z"]
+    assert desc.column("type").to_pylist()[3] == "BIGINT" and desc.column("comment").to_pylist()[3] == "wide"
+    t = Catalog(s.catalogs["paimon"].catalog.warehouse).get_table("default.al")
+    assert t.options == {"snapshot.num-retained.min": "3"}
+    assert q(s, "SELECT a, b2, c FROM al") == [(1, "x", 3)]
+    with pytest.raises(SqlError, match="widening"):
+        s.run("ALTER TABLE al MODIFY c INT")
+    s.run("ALTER TABLE al RENAME TO al2")
+    assert q(s, "SHOW TABLES LIKE 'al%'") == [("al2",)]
+
+
+def test_procedures(s):
+    s.run("CREATE TABLE pr (k INT PRIMARY KEY NOT ENFORCED, v INT)")
+    for i in range(4):
+        s.run(f"INSERT INTO pr VALUES ({i}, {i})")
+    s.run("CALL sys.create_tag('default.pr', 'tag', 1); CALL sys.create_tag(`table` => 'default.pr', tag => 't3')")
+    assert q(s, "SELECT tag_name, snapshot_id FROM pr$tags") == [("t3", 4), ("tag", 1)]
+    s.run("CALL sys.delete_tag('default.pr', 't3')")
+    s.run("CALL sys.create_branch('default.pr', 'b1', 'tag'); CALL sys.create_branch('default.pr', 'empty')")
+    s.run("INSERT INTO `pr$branch_b1` VALUES (100, 100)")
+    assert q(s, "SELECT * FROM `pr$branch_b1`") == [(0, 0), (100, 100)]
+    s.run("CALL sys.fast_forward('default.pr', 'b1')")
+    assert q(s, "SELECT * FROM pr") == [(0, 0), (100, 100)]
+    s.run("CALL sys.delete_branch('default.pr', 'b1,empty')")
+    assert q(s, "SELECT * FROM pr$branches") == []
+    s.run("INSERT INTO pr VALUES (5, 5); INSERT INTO pr VALUES (6, 6)")
+    s.run("CALL sys.rollback_to('default.pr', 'tag')")
+    assert q(s, "SELECT * FROM pr") == [(0, 0)]
+    s.run("INSERT INTO pr VALUES (7, 7)")
+    s.run("CALL sys.rollback_to(`table` => 'default.pr', snapshot_id => 1)")
+    assert q(s, "SELECT * FROM pr") == [(0, 0)]
+    assert q(s, "CALL sys.remove_orphan_files('default.pr', '2000-01-01 00:00:00')")[0] == ("0",)
+    s.run("CALL sys.remove_orphan_files(`table` => 'default.*', older_than => '2000-01-01 00:00:00')")
+    with pytest.raises(SqlError, match="no argument 'bogus'"):
+        s.run("CALL sys.compact(`table` => 'default.pr', bogus => 1)")
+    with pytest.raises(SqlError, match="Unknown procedure"):
+        s.run("CALL sys.nope('default.pr')")
+
+
+def test_show_describe_databases(s):
+    s.run("CREATE DATABASE IF NOT EXISTS d1; CREATE DATABASE IF NOT EXISTS d1; USE d1; "
+          "CREATE TABLE x (a INT, PRIMARY KEY (a) NOT ENFORCED)")
+    assert q(s, "SHOW DATABASES") == [("d1",), ("default",)]
+    assert q(s, "SHOW CURRENT DATABASE") == [("d1",)]
+    assert q(s, "SHOW TABLES FROM d1") == [("x",)]
+    desc = s.execute("DESC d1.x")
+    assert rows(desc.select(["name", "type", "null", "key"])) == [("a", "INT", "FALSE", "PRI(a)")]
+    with pytest.raises(SqlError, match="not empty"):
+        s.run("USE `default`; DROP DATABASE d1")
+    s.run("DROP DATABASE d1 CASCADE; DROP DATABASE IF EXISTS d1")
+    assert q(s, "SHOW DATABASES") == [("default",)]
+    s.run("SET 'a.b' = 'c'")
+    assert ("a.b", "c") in q(s, "SET")
+
+
+# ============================================================================================ errors
+
+def test_errors_name_problem_and_place(s):
+    s.run("CREATE TABLE e1 (a INT, b STRING)")
+    with pytest.raises(SqlError, match="Syntax error") as e:
+        s.execute("SELECT a,\n  FROM e1 WHERE")
+    assert e.value.line == 2
+    with pytest.raises(SqlError, match="Table 'paimon.default.nope' does not exist") as e:
+        s.execute("SELECT *\nFROM   nope")
+    assert (e.value.line, e.value.column) == (2, 8)
+    with pytest.raises(SqlError, match='"zz"') as e:
+        s.execute("SELECT a, zz FROM e1")
+    assert (e.value.line, e.value.column) == (1, 11)
+    with pytest.raises(SqlError, match="Unsupported statement 'GRANT'"):
+        s.execute("GRANT SELECT ON e1 TO bob")
+    with pytest.raises(SqlError, match="Unknown table option 'bukket'"):
+        s.run("CREATE TABLE e2 (a INT) WITH ('bukket' = '2')")
+    with pytest.raises(SqlError, match="Invalid data type"):
+        s.run("CREATE TABLE e3 (a INTT)")
+    with pytest.raises(SqlError, match="does not exist") as e:
+        s.run("SELECT 1;\nINSERT INTO e1 VALUES (1, 'x');\nSELECT * FROM missing")
+    assert e.value.line == 3
+    assert q(s, "SELECT count(*) FROM e1") == [(1,)]  # statements before the failing one ran
+    with pytest.raises(SqlError, match="one statement"):
+        s.execute("SELECT 1; SELECT 2")
+    with pytest.raises(SqlError, match="in-memory catalog"):
+        Session().execute("CREATE TABLE t (a INT)")
+    assert isinstance(SqlError("x"), PaimonLabError)
+
+
+def test_paimon_lab_sql_function(wh):
+    import paimon_lab
+    import paimon_lab.sql as sql_module
+
+    cat = Catalog(wh)
+    cat.create_database("db", ignore_if_exists=True)
+    sql_module.sql("CREATE TABLE db.t (a INT); INSERT INTO db.t VALUES (1), (2)", catalog=cat)
+    assert rows(sql_module.sql("SELECT sum(a) FROM db.t", catalog=cat)) == [(3,)]
+    assert rows(sql_module("SELECT count(*) FROM db.t", catalog=wh)) == [(2,)]  # the module is callable
+    assert rows(paimon_lab.sql.sql("USE db; SELECT max(a) FROM t", catalog=wh + "/")) == [(2,)]
+    assert paimon_lab.sql.Session is Session
