@@ -9,6 +9,6 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]' -r bench/requirements.txt
 if [ $# -eq 0 ]; then
-  set -- tests notebooks --nbval
+  set -- tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 fi
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -19,20 +19,34 @@ DEFAULT_REPEAT = 5
 QUICK_ROWS = 20_000
 QUICK_REPEAT = 2
 
+# --scale runs these unless --only says otherwise (memory_bound writes 10x the rows; planning's
+# table does not grow past 1,000 snapshots).
+SCALE_WORKLOADS = ("append", "read", "pk_upsert", "pk_read", "pk_compact")
+
 EXIT_OK = 0
 EXIT_FAILED = 1          # a mismatch (wrong data read back) or a system crashed
 EXIT_TARGETS = 3         # only with --strict-targets: a performance target was missed
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of row counts: {text!r}")
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError("row counts must be at least 1")
+    return sizes
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     workloads = all_workloads()
     p = argparse.ArgumentParser(
         prog="python -m bench",
-        description="Benchmark paimon-lab against pypaimon and plain pyarrow.\n"
+        description="Benchmark paimon-lab against pypaimon, delta-rs, pyiceberg and plain pyarrow.\n"
                     "Every setup step and run happens in a fresh subprocess; times are medians of\n"
                     "--repeat runs after one (verified) warm-up run. See bench/README.md.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="workloads:\n" + "\n".join(f"  {w.name:<8} {w.description}" for w in workloads.values())
+        epilog="workloads:\n" + "\n".join(f"  {w.name:<12} {w.description}" for w in workloads.values())
                + f"\n\nsystems: {', '.join(systems.SYSTEMS)}\n\nexit codes: 0 ok; 1 data mismatch or a "
                  "system failed; 3 target missed (only with --strict-targets)")
     p.add_argument("--rows", type=int, default=None, metavar="N",
@@ -55,10 +69,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--profile", metavar="DIR",
                    help="after the timed runs, run paimon-lab once more per workload under cProfile, save "
                         "DIR/<workload>-paimon_lab.pstats and print its top functions (not counted in the table)")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="where slow-to-build tables (planning's 1,000-snapshot table) are kept across invocations "
+                        "(default: <workdir>/_cache, so reuse --workdir to reuse them)")
+    p.add_argument("--scale", metavar="N1,N2,...", type=_sizes,
+                   help="run the selected workloads (default: " + " ".join(SCALE_WORKLOADS) + ") at each of these "
+                        "row counts and write a chart of time and peak memory vs rows (see --chart)")
+    p.add_argument("--chart", metavar="OUT", default=os.path.join("bench", "results", "scale"),
+                   help="--scale chart path without extension: writes OUT.html (plotly), OUT.png (kaleido, if it "
+                        "works) and OUT.points.json (default bench/results/scale)")
+    p.add_argument("--report", metavar="RESULTS.json",
+                   help="print the table, steps and target verdicts of a saved --json run again (with this "
+                        "checkout's targets), then exit")
     p.add_argument("--list", action="store_true", help="list workloads and systems, then exit")
     args = p.parse_args(argv)
     if args.quick and args.no_verify:
         p.error("--quick always verifies; drop --no-verify")
+    if args.scale and args.rows is not None:
+        p.error("--scale gives the row counts; drop --rows")
     args.rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS)
     args.repeat = args.repeat if args.repeat is not None else (QUICK_REPEAT if args.quick else DEFAULT_REPEAT)
     if args.rows < 1 or args.repeat < 1:
@@ -75,47 +103,107 @@ def main(argv: list[str] | None = None) -> int:
     workloads = all_workloads()
     if args.list:
         for w in workloads.values():
-            print(f"{w.name:<8} {w.description}")
+            print(f"{w.name:<12} {w.description}")
         for cls in systems.SYSTEMS.values():
             why = cls.available()
             print(f"system {cls.name:<10} {cls.label}{'  (unavailable: ' + why + ')' if why else ''}")
         return EXIT_OK
-    selected = {n: w for n, w in workloads.items() if not args.only or n in args.only}
+    if args.report:
+        return _report_json(args.report, workloads, args.quick)
+    if args.scale:
+        default = [n for n in SCALE_WORKLOADS if n in workloads]
+        selected = {n: w for n, w in workloads.items() if n in (args.only or default)}
+    else:
+        selected = {n: w for n, w in workloads.items() if not args.only or n in args.only}
     system_names = [n for n in systems.SYSTEMS if not args.systems or n in args.systems]
 
     info = machine.describe()
     print(machine.summary(info))
-    compression = f"parquet, {systems.COMPRESSION} level {systems.ZSTD_LEVEL} (all systems)"
-    print(f"Config: {args.rows:,} rows, {args.repeat} timed run(s) + 1 warm-up per system, {compression}, "
-          f"verify={'on' if not args.no_verify else 'off'}")
     sys.stdout.flush()
 
     own_workdir = args.workdir is None
     workdir = tempfile.mkdtemp(prefix="paimon-bench-") if own_workdir else args.workdir
     os.makedirs(workdir, exist_ok=True)
     started = time.time()
+    sizes = args.scale or [args.rows]
+    runs = []  # (rows, expected, results, verdicts, failures)
     try:
-        t0 = time.perf_counter()
-        rows = data.generate(args.rows)
-        expected = data.fingerprint(rows)
-        data_path = os.path.join(workdir, f"data-{args.rows}.arrow")
-        data.save(rows, data_path)
-        del rows
-        _log(f"generated {args.rows:,} rows (seed {data.SEED}, checksum {expected.checksum}) "
-             f"in {time.perf_counter() - t0:.2f}s; work dir {workdir}")
-        config = Config(args.rows, args.repeat, not args.no_verify, workdir, args.timeout, args.keep,
-                        args.profile)
-        results = {}
-        for name, workload in selected.items():
-            _log(f"[{name}] {workload.description}")
-            results[name] = run_workload(workload, system_names, config, data_path, expected, _log)
+        for rows in sizes:
+            runs.append(_run_size(args, rows, selected, system_names, workdir, own_workdir))
     finally:
         if own_workdir and not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
 
+    failures = [c for _, _, _, _, failed in runs for c in failed]
+    found = [v for _, _, _, verdicts, _ in runs for v in verdicts]
+    if args.json:
+        doc = {"machine": info, "started": started,
+               "config": {"rows": sizes[0] if len(sizes) == 1 else sizes, "repeat": args.repeat,
+                          "quick": args.quick, "verify": not args.no_verify, "seed": data.SEED,
+                          "compression": systems.COMPRESSION, "zstd_level": systems.ZSTD_LEVEL,
+                          "workloads": list(selected), "systems": system_names},
+               "ok": not failures}
+        if len(runs) == 1:
+            rows, expected, results, verdicts, _ = runs[0]
+            doc.update({"expected": expected.to_json(),
+                        "results": [c.to_json() for cells in results.values() for c in cells],
+                        "targets": [v.to_json() for v in verdicts]})
+        else:
+            doc["sizes"] = [{"rows": rows, "expected": expected.to_json(),
+                             "results": [c.to_json() for cells in results.values() for c in cells],
+                             "targets": [v.to_json() for v in verdicts]}
+                            for rows, expected, results, verdicts, _ in runs]
+        doc["machine"]["load_average_after"] = machine.describe()["load_average"]
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=2)
+        print(f"Wrote {args.json}")
+    if args.scale:
+        from . import chart
+
+        print(chart.write([(rows, results) for rows, _, results, _, _ in runs], args.chart, info))
+
+    if failures:
+        return EXIT_FAILED
+    if args.strict_targets and any(v.outcome == "FAIL" for v in found):
+        return EXIT_TARGETS
+    return EXIT_OK
+
+
+def _run_size(args, n_rows: int, selected: dict, system_names: list[str], workdir: str, own_workdir: bool):
+    """Generate the data set of ``n_rows`` rows, run the selected workloads and print the report."""
+    compression = f"parquet, {systems.COMPRESSION} level {systems.ZSTD_LEVEL} (all systems)"
+    print(f"\nConfig: {n_rows:,} rows, {args.repeat} timed run(s) + 1 warm-up per system "
+          f"(fewer for slow workloads: {', '.join(f'{n} {w.max_repeat}' for n, w in selected.items() if w.max_repeat)}), "
+          f"{compression}, verify={'on' if not args.no_verify else 'off'}")
+    sys.stdout.flush()
+    t0 = time.perf_counter()
+    rows = data.generate(n_rows)
+    expected = data.fingerprint(rows)
+    data_path = os.path.join(workdir, f"data-{n_rows}.arrow")
+    data.save(rows, data_path)
+    del rows
+    _log(f"generated {n_rows:,} rows (seed {data.SEED}, checksum {expected.checksum}) "
+         f"in {time.perf_counter() - t0:.2f}s; work dir {workdir}")
+    config = Config(n_rows, args.repeat, not args.no_verify, workdir, args.timeout, args.keep,
+                    args.profile, args.cache_dir, args.quick)
+    results = {}
+    try:
+        for name, workload in selected.items():
+            _log(f"[{name}] {workload.description}")
+            results[name] = run_workload(workload, system_names, config, data_path, expected, _log)
+    finally:
+        if not args.keep:  # tables shared between workloads of this size
+            shutil.rmtree(os.path.join(workdir, "_shared"), ignore_errors=True)
+            if not own_workdir:
+                os.remove(data_path)
+
     print()
     print(report.table(results))
     print()
+    steps = report.laps_table(results)
+    if steps:
+        print(steps)
+        print()
     found = report.verdicts(selected, results)
     print(report.targets_text(found, args.quick))
     print()
@@ -126,13 +214,14 @@ def main(argv: list[str] | None = None) -> int:
         print("Verification: skipped (--no-verify)")
     else:
         checked = [(c, reader) for c in all_cells if c.warmup for reader in c.warmup.fingerprints]
-        print(f"Verification: {len(checked)} read-back(s) compared with the input "
-              f"(rows={expected.rows:,}, checksum={expected.checksum}):")
+        print(f"Verification: {len(checked)} read-back(s) compared with the expected result (row count, "
+              f"columns, order-free checksum; the input rows are {expected.rows:,} rows, checksum "
+              f"{expected.checksum}; each workload's model is plain pyarrow over them):")
         for c in all_cells:
             if c.warmup and c.warmup.fingerprints:
                 readers = ", ".join(systems.SYSTEMS[r].label for r in c.warmup.fingerprints)
                 verdict = "MISMATCH" if c.status == "mismatch" else "ok"
-                print(f"  {c.workload:<8} {systems.SYSTEMS[c.system].label:<16} read back by {readers}: {verdict}")
+                print(f"  {c.workload:<12} {systems.SYSTEMS[c.system].label:<16} read back by {readers}: {verdict}")
     for c in all_cells:
         if c.status in ("skipped", "n/a"):
             print(f"Note: {c.workload}/{c.system} {c.status}: {c.reason}")
@@ -143,24 +232,41 @@ def main(argv: list[str] | None = None) -> int:
         if c.profile:
             print(f"\nProfile of {c.workload}/{systems.SYSTEMS[c.system].label} (one extra run, {c.profile}):")
             print(report.profile_text(c.profile))
+    sys.stdout.flush()
+    return n_rows, expected, results, found, failures
 
-    if args.json:
-        doc = {"machine": info, "started": started,
-               "config": {"rows": args.rows, "repeat": args.repeat, "quick": args.quick,
-                          "verify": not args.no_verify, "seed": data.SEED,
-                          "compression": systems.COMPRESSION, "zstd_level": systems.ZSTD_LEVEL,
-                          "workloads": list(selected), "systems": system_names},
-               "expected": expected.to_json(),
-               "results": [c.to_json() for c in all_cells],
-               "targets": [v.to_json() for v in found],
-               "ok": not failures}
-        doc["machine"]["load_average_after"] = machine.describe()["load_average"]
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=2)
-        print(f"Wrote {args.json}")
 
-    if failures:
-        return EXIT_FAILED
-    if args.strict_targets and any(v.outcome == "FAIL" for v in found):
-        return EXIT_TARGETS
+def _cells_from_json(results: list[dict]) -> dict[str, list]:
+    from dataclasses import fields
+
+    from .runner import Cell, Run
+
+    names = {f.name for f in fields(Run)}
+
+    def run(obj):
+        return None if obj is None else Run(**{k: v for k, v in obj.items() if k in names})
+
+    out: dict[str, list] = {}
+    for r in results:
+        cell = Cell(r["workload"], r["system"], r["status"], r.get("reason", ""), run(r.get("setup")),
+                    run(r.get("warmup")), [run(x) for x in r.get("runs", [])], r.get("profile"))
+        out.setdefault(cell.workload, []).append(cell)
+    return out
+
+
+def _report_json(path: str, workloads: dict, quick: bool) -> int:
+    with open(path) as f:
+        doc = json.load(f)
+    print(machine.summary(doc["machine"]))
+    sizes = doc.get("sizes") or [{"rows": doc["config"]["rows"], "results": doc["results"]}]
+    for size in sizes:
+        results = _cells_from_json(size["results"])
+        selected = {n: workloads[n] for n in results if n in workloads}
+        print(f"\n{size['rows']:,} rows\n")
+        print(report.table(results))
+        print()
+        steps = report.laps_table(results)
+        if steps:
+            print(steps + "\n")
+        print(report.targets_text(report.verdicts(selected, results), quick or doc["config"].get("quick", False)))
     return EXIT_OK

@@ -100,12 +100,37 @@ def checksum(table: pa.Table) -> str:
     summing the row hashes modulo 2**64 makes the result independent of row order (readers may
     return partitions in any order) while any changed, lost or duplicated row changes it.
     """
+    return finish_checksum(row_hash_sum(table), table.num_rows)
+
+
+def row_hash_sum(table: pa.Table) -> int:
+    """The wrapping 64-bit sum of the row hashes of ``table``: sums of pieces add up (mod 2**64)
+    to the sum of the whole, so big tables can be fingerprinted piece by piece."""
     import pandas as pd
 
     df = _normalize(table).to_pandas()
     row_hashes = pd.util.hash_pandas_object(df, index=False).to_numpy(np.uint64)
-    total = int(row_hashes.sum(dtype=np.uint64))  # numpy uint64 addition wraps around
-    return hashlib.sha256(total.to_bytes(8, "little") + str(len(df)).encode()).hexdigest()[:16]
+    return int(row_hashes.sum(dtype=np.uint64))  # numpy uint64 addition wraps around
+
+
+def finish_checksum(total: int, rows: int) -> str:
+    total %= 2 ** 64
+    return hashlib.sha256(total.to_bytes(8, "little") + str(rows).encode()).hexdigest()[:16]
+
+
+def fingerprint_pieces(pieces) -> Fingerprint:
+    """The fingerprint of the concatenation of ``pieces`` (an iterable of tables with the same
+    columns), without holding them all in memory at once."""
+    total = rows = 0
+    first = None
+    for piece in pieces:
+        norm = _normalize(piece)
+        first = first or norm.schema
+        total += row_hash_sum(norm)
+        rows += norm.num_rows
+    if first is None:
+        return fingerprint(SCHEMA.empty_table())
+    return Fingerprint(rows, tuple(first.names), tuple(str(t) for t in first.types), finish_checksum(total, rows))
 
 
 def fingerprint(table: pa.Table) -> Fingerprint:

@@ -14,19 +14,39 @@ MIB = 2 ** 20
 @dataclass
 class Verdict:
     workload: str
-    peer: str
+    peer: str             # a peer system, "workload:<name>" (paimon-lab on another workload) or "peak RSS"
     limit: float
-    ratio: float | None   # paimon-lab median time / peer median time
+    ratio: float | None   # paimon-lab median time / peer median time (or peak RSS bytes for "peak RSS")
+    kind: str = "time"    # time | workload | peak
+    cpu_ratio: float | None = None  # the same ratio of median CPU times (less sensitive to machine load)
 
     @property
     def outcome(self) -> str:
         if self.ratio is None:
             return "N/A"
+        if self.kind == "peak":
+            return "PASS" if self.ratio < self.limit else "FAIL"
         return "PASS" if self.ratio <= self.limit else "FAIL"
+
+    def describe(self) -> str:
+        if self.kind == "peak":
+            value = "-" if self.ratio is None else f"{self.ratio / MIB:,.0f} MiB"
+            return f"{self.workload:<12} paimon-lab peak RSS  {value:>10} <  {self.limit / MIB:,.0f} MiB"
+        if self.kind == "workload":
+            other = self.peer.split(":", 1)[1]
+            what = f"vs paimon-lab {other}"
+        else:
+            what = f"vs {systems.SYSTEMS[self.peer].label}"
+        ratio = _fmt(self.ratio, ".3f" if self.limit < 0.1 else ".2f", "x")
+        limit = f"{self.limit:.3f}x" if self.limit < 0.1 else f"{self.limit:.2f}x"
+        speed = f"  paimon-lab {1 / self.ratio:.1f}x faster, needs >= {1 / self.limit:.0f}x;" \
+            if self.limit < 1 and self.ratio else ""
+        cpu = "" if self.cpu_ratio is None else f"  [cpu ratio {self.cpu_ratio:.3f}x]"
+        return f"{self.workload:<12} {what:<28} {ratio:>8} <= {limit:<7}{speed}{cpu}"
 
     def to_json(self) -> dict:
         return {"workload": self.workload, "peer": self.peer, "limit": self.limit, "ratio": self.ratio,
-                "outcome": self.outcome}
+                "kind": self.kind, "cpu_ratio": self.cpu_ratio, "outcome": self.outcome}
 
 
 def _lab(cells: list[Cell]) -> Cell | None:
@@ -41,10 +61,22 @@ def verdicts(workloads: dict[str, Workload], results: dict[str, list[Cell]]) -> 
     out = []
     for name, cells in results.items():
         lab = _lab(cells)
-        for peer, limit in workloads[name].targets.items():
+        workload = workloads[name]
+        for peer, limit in workload.targets.items():
+            if peer not in {c.system for c in cells}:
+                continue  # peer not selected (--systems)
             other = next((c for c in cells if c.system == peer and c.measured), None)
             ratio = _ratio(lab.median_seconds, other.median_seconds) if lab and other else None
-            out.append(Verdict(name, peer, limit, ratio))
+            cpu = _ratio(lab.median_cpu_seconds, other.median_cpu_seconds) if lab and other else None
+            out.append(Verdict(name, peer, limit, ratio, cpu_ratio=cpu))
+        for other_name, limit in workload.workload_targets.items():
+            other = _lab(results.get(other_name, []))
+            ratio = _ratio(lab.median_seconds, other.median_seconds) if lab and other else None
+            cpu = _ratio(lab.median_cpu_seconds, other.median_cpu_seconds) if lab and other else None
+            out.append(Verdict(name, f"workload:{other_name}", limit, ratio, "workload", cpu))
+        if workload.peak_limit is not None:
+            out.append(Verdict(name, "peak RSS", float(workload.peak_limit),
+                               lab.median_peak_rss if lab else None, "peak"))
     return out
 
 
@@ -87,13 +119,32 @@ def table(results: dict[str, list[Cell]]) -> str:
 def targets_text(found: list[Verdict], quick: bool) -> str:
     if not found:
         return "Targets: none for the selected workloads."
-    lines = ["Targets (foundation issue; paimon-lab median time / peer median time):"]
+    lines = ["Targets (from the issues; paimon-lab median time / peer median time, or peak RSS):"]
     for v in found:
-        peer = systems.SYSTEMS[v.peer].label
-        lines.append(f"  {v.workload:<8} vs {peer:<16} {_fmt(v.ratio, '.2f', 'x'):>7} <= {v.limit:.2f}x  {v.outcome}")
+        lines.append(f"  {v.describe()}  {v.outcome}")
     if quick:
         lines.append("  (--quick: timings at this size are dominated by fixed costs; the verdicts are informational)")
     return "\n".join(lines)
+
+
+def laps_table(results: dict[str, list[Cell]]) -> str:
+    """Median time of every step of the multi-step workloads (upsert commits, filter scans, plans)."""
+    blocks = []
+    for name, cells in results.items():
+        measured = [c for c in cells if c.measured and c.median_laps()]
+        if not measured:
+            continue
+        steps = list(dict.fromkeys(step for c in measured for step in c.median_laps()))
+        header = [name, *steps]
+        rows = [[systems.SYSTEMS[c.system].label, *(_fmt(c.median_laps().get(s), ".3f") for s in steps)]
+                for c in measured]
+        widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+        fmt = lambda r: "  ".join(str(v).ljust(w) if i == 0 else str(v).rjust(w)  # noqa: E731
+                                  for i, (v, w) in enumerate(zip(r, widths)))
+        blocks.append("\n".join([fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]))
+    if not blocks:
+        return ""
+    return "Steps (median seconds per step over the timed runs):\n\n" + "\n\n".join(blocks)
 
 
 def profile_text(path: str, top: int = 12) -> str:

@@ -1,4 +1,4 @@
-"""Runs workloads across systems, one fresh subprocess per setup step and per run."""
+"""Runs workloads across systems, one fresh subprocess per run (setup happens in the warm-up run's)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ class Run:
     cpu_seconds: float | None = None  # CPU time of all threads during the operation
     errors: list[str] = field(default_factory=list)
     fingerprints: dict = field(default_factory=dict)
+    laps: dict = field(default_factory=dict)  # step name -> seconds (multi-step workloads)
+    total_seconds: float | None = None        # the whole run when it has laps
+    setup_seconds: float | None = None        # the untimed setup done in the warm-up's process
 
     @property
     def op_delta(self) -> int | None:
@@ -76,6 +79,11 @@ class Cell:
     def median_op_delta(self) -> float | None:
         return self._median("op_delta")
 
+    def median_laps(self) -> dict[str, float]:
+        """Median time of every step over the timed runs (multi-step workloads)."""
+        names = [n for r in self.runs for n in r.laps]
+        return {n: statistics.median(r.laps[n] for r in self.runs if n in r.laps) for n in dict.fromkeys(names)}
+
     def to_json(self) -> dict:
         def run_json(r: Run | None):
             return None if r is None else {**asdict(r), "op_delta": r.op_delta}
@@ -86,7 +94,7 @@ class Cell:
             "median_seconds": self.median_seconds, "min_seconds": min(times, default=None),
             "max_seconds": max(times, default=None), "median_cpu_seconds": self.median_cpu_seconds,
             "median_peak_rss": self.median_peak_rss,
-            "median_op_delta": self.median_op_delta,
+            "median_op_delta": self.median_op_delta, "median_laps": self.median_laps(),
             "setup": run_json(self.setup), "warmup": run_json(self.warmup),
             "runs": [run_json(r) for r in self.runs], "profile": self.profile,
         }
@@ -101,6 +109,8 @@ class Config:
     timeout: float
     keep: bool = False
     profile_dir: str | None = None   # one extra cProfile'd paimon-lab run per workload goes here
+    cache_dir: str | None = None     # slow-to-build tables kept across invocations (planning)
+    quick: bool = False              # --quick: workloads may cap their timed runs (quick_repeat)
 
 
 def _spawn(spec: dict, timeout: float) -> Run:
@@ -143,7 +153,8 @@ def _spawn(spec: dict, timeout: float) -> Run:
                    errors=[f"worker exited with code {proc.returncode} without a result:\n{tail}"])
     run = Run(report.get("status", "error"), report.get("seconds"), report.get("rss_before"),
               report.get("peak_rss"), maxrss, report.get("cpu_seconds"), report.get("errors", []),
-              report.get("fingerprints", {}))
+              report.get("fingerprints", {}), report.get("laps", {}), report.get("total_seconds"),
+              report.get("setup_seconds"))
     if run.peak_rss is None:
         run.peak_rss = maxrss
     return run
@@ -153,21 +164,36 @@ def run_workload(workload: Workload, system_names: list[str], config: Config, da
                  expected: data.Fingerprint, log: Callable[[str], None]) -> list[Cell]:
     """Setup, one verified warm-up, then ``config.repeat`` timed runs interleaved across systems."""
     base = os.path.join(config.workdir, workload.name)
+    began = time.monotonic()
+    if workload.systems is not None:  # a workload for some systems only (e.g. paimon-lab's memory bound)
+        system_names = [n for n in system_names if n in workload.systems]
     cells = [Cell(workload.name, name) for name in system_names]
     for cell in cells:
-        why = systems.SYSTEMS[cell.system].available()
-        if why:  # a missing peer is skipped; a missing paimon-lab is a failure
+        cls = systems.SYSTEMS[cell.system]
+        why = cls.available()
+        lacking = [reason for op in workload.requires if (reason := cls.lacks(op))]
+        if lacking and not why:
+            cell.status, cell.reason = "n/a", lacking[0]
+        elif why:  # a missing peer is skipped; a missing paimon-lab is a failure
             cell.status, cell.reason = ("error" if cell.system == systems.LAB else "skipped"), why
 
     def spec(cell: Cell, phase: str, run_name: str, verify: bool = False, profile: str | None = None) -> dict:
         return {"workload": workload.name, "system": cell.system, "phase": phase, "rows": config.rows,
                 "data_path": data_path, "expected": expected.to_json(), "verify": verify,
                 "cell_dir": os.path.join(base, cell.system, "cell"),
-                "run_dir": os.path.join(base, cell.system, run_name), "profile": profile}
+                "run_dir": os.path.join(base, cell.system, run_name), "profile": profile,
+                "shared_dir": os.path.join(config.workdir, "_shared", cell.system),
+                "cache_dir": config.cache_dir or os.path.join(config.workdir, "_cache")}
 
-    def execute(cell: Cell, phase: str, run_name: str, verify: bool = False, profile: str | None = None) -> Run:
+    def execute(cell: Cell, phase: str, run_name: str, verify: bool = False, profile: str | None = None,
+                setup_first: bool = False) -> Run:
         s = spec(cell, phase, run_name, verify, profile)
+        s["setup_first"] = setup_first
         run = _spawn(s, config.timeout)
+        if run.setup_seconds is not None:
+            cell.setup = Run("ok", run.setup_seconds)
+            log(f"  {workload.name:<12} {systems.SYSTEMS[cell.system].label:<16} {'setup':<8} "
+                f"{run.setup_seconds:8.3f}s (in the warm-up's process)")
         shutil.rmtree(s["run_dir"], ignore_errors=True)
         if run.status == "n/a":
             cell.status, cell.reason = "n/a", "; ".join(run.errors)
@@ -179,22 +205,30 @@ def run_workload(workload: Workload, system_names: list[str], config: Config, da
         if run.status in ("ok", "mismatch") and run.seconds is not None:
             mem = f", peak {run.peak_rss / 2**20:.0f} MiB" if phase != "setup" and run.peak_rss else ""
             cpu = f" (cpu {run.cpu_seconds:.3f}s)" if run.cpu_seconds is not None else ""
-            log(f"  {workload.name:<8} {label:<16} {run_name:<8} {run.seconds:8.3f}s{cpu}{mem}"
+            if run.laps:
+                mem += "  [" + ", ".join(f"{k} {v:.3f}s" for k, v in run.laps.items()) + "]"
+            log(f"  {workload.name:<12} {label:<16} {run_name:<8} {run.seconds:8.3f}s{cpu}{mem}"
                 + ("  MISMATCH: " + "; ".join(run.errors) if run.errors else ""))
         else:
-            log(f"  {workload.name:<8} {label:<16} {run_name:<8} {run.status.upper()}: "
+            log(f"  {workload.name:<12} {label:<16} {run_name:<8} {run.status.upper()}: "
                 + ("\n".join(run.errors) or "?"))
         return run
 
     active = lambda: [c for c in cells if c.status in ("ok", "mismatch")]  # noqa: E731
-    if workload.needs_setup:
-        for cell in active():
-            cell.setup = execute(cell, "setup", "setup")
+    # Setup (untimed) happens in the warm-up run's process, before its priming: the warm-up is
+    # discarded anyway, and every timed run still starts from a fresh interpreter.
     for cell in active():
-        cell.warmup = execute(cell, "run", "warmup", verify=config.verify)
-    for i in range(config.repeat):
+        cell.warmup = execute(cell, "run", "warmup", verify=config.verify, setup_first=workload.needs_setup)
+    repeat = min(config.repeat, workload.max_repeat) if workload.max_repeat else config.repeat
+    if config.quick and workload.quick_repeat:
+        repeat = min(repeat, workload.quick_repeat)
+    for i in range(repeat):
         for cell in active():
             cell.runs.append(execute(cell, "run", f"run{i + 1}"))
+    if repeat == 0:  # --quick with quick_repeat = 0: the (verified) warm-up is the one measurement
+        for cell in active():
+            if cell.warmup is not None and cell.warmup.seconds is not None:
+                cell.runs.append(cell.warmup)
     if config.profile_dir:
         os.makedirs(config.profile_dir, exist_ok=True)
         for cell in active():
@@ -204,4 +238,5 @@ def run_workload(workload: Workload, system_names: list[str], config: Config, da
                     cell.profile = path
     if not config.keep:
         shutil.rmtree(base, ignore_errors=True)
+    log(f"  ({workload.name}: {time.monotonic() - began:.1f}s)")
     return cells

@@ -95,7 +95,9 @@ def _work(spec: dict) -> dict:
     system = systems.get(spec["system"])
     ctx = Context(rows=spec["rows"], data_path=spec["data_path"],
                   expected=Fingerprint.from_json(spec["expected"]),
-                  cell_dir=spec["cell_dir"], run_dir=spec["run_dir"])
+                  cell_dir=spec["cell_dir"], run_dir=spec["run_dir"],
+                  shared_dir=spec.get("shared_dir") or os.path.join(spec["cell_dir"], "_shared"),
+                  cache_dir=spec.get("cache_dir") or os.path.join(spec["cell_dir"], "_cache"))
     os.makedirs(ctx.cell_dir, exist_ok=True)
     os.makedirs(ctx.run_dir, exist_ok=True)
 
@@ -103,6 +105,13 @@ def _work(spec: dict) -> dict:
         start = time.perf_counter()
         workload.setup(ctx, system)
         return {"seconds": time.perf_counter() - start}
+
+    setup_seconds = None
+    if spec.get("setup_first"):  # the warm-up run does the untimed setup first (one process fewer)
+        start = time.perf_counter()
+        workload.setup(ctx, system)
+        setup_seconds = time.perf_counter() - start
+        gc.collect()
 
     prime_dir = os.path.join(ctx.run_dir, "_prime")
     system.prime(prime_dir)
@@ -129,15 +138,24 @@ def _work(spec: dict) -> dict:
         profiler.dump_stats(spec["profile"])
     peak = peak_bytes(was_reset)
 
-    out = {"seconds": seconds, "cpu_seconds": cpu_seconds, "rss_before": rss_before, "peak_rss": peak, "peak_is_op_only": was_reset}
+    out = {"seconds": seconds, "cpu_seconds": cpu_seconds, "rss_before": rss_before, "peak_rss": peak,
+           "peak_is_op_only": was_reset, "setup_seconds": setup_seconds}
+    if ctx.laps:  # a multi-step run: its time is the summary of its timed steps
+        out["laps"] = dict(ctx.laps)
+        out["total_seconds"] = seconds
+        out["seconds"] = workload.run_seconds(ctx.laps)
+        if seconds > 0:  # CPU time is only measured for the whole run: scale it to the summary
+            out["cpu_seconds"] = cpu_seconds * out["seconds"] / seconds
     errors = list(workload.check(ctx, system, state, result))
     if spec.get("verify"):
         got = workload.verify(ctx, system, state, result)
+        expected = workload.expected(ctx)
         out["fingerprints"] = {reader: fp.to_json() for reader, fp in got.items()}
+        out["expected"] = expected.to_json()
         if not got:
             errors.append("verification produced no fingerprint")
         for reader, fp in got.items():
-            errors += [f"read back by {reader}: {d}" for d in ctx.expected.diff(fp)]
+            errors += [f"read back by {reader}: {d}" for d in expected.diff(fp)]
     out["errors"] = errors
     return out
 

@@ -51,3 +51,45 @@ def py_catalog(warehouse):
     cat = CatalogFactory.create({"warehouse": warehouse})
     cat.create_database("db", True)
     return cat
+
+
+# ---------------------------------------------------------------- Spark (one local session per test run)
+
+@pytest.fixture(scope="session")
+def spark():
+    """A local[2] SparkSession shared by every Spark test; skipped without Java or PySpark >= 4.1."""
+    import os
+    import shutil
+    import sys
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark tests need Java (no java on PATH and no JAVA_HOME)")
+    pyspark = pytest.importorskip("pyspark")
+    if tuple(int(x) for x in pyspark.__version__.split(".")[:2]) < (4, 1):
+        pytest.skip(f"Spark tests need PySpark >= 4.1, found {pyspark.__version__}")
+    # Executors' Python workers: this interpreter, able to import this checkout of paimon_lab.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("paimon-lab-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.python.filterPushdown.enabled", "true")
+               .config("spark.driver.memory", "2g")
+               # Python workers fork from a daemon that has paimon_lab imported already.
+               .config("spark.python.daemon.module", "paimon_lab.spark.daemon")
+               .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+               .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

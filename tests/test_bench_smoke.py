@@ -23,12 +23,21 @@ from bench import data, worker  # noqa: E402
 def test_bench_quick_runs_and_verifies(tmp_path):
     out_json = tmp_path / "bench.json"
     proc = subprocess.run([sys.executable, "-m", "bench", "--quick", "--json", str(out_json)],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-5000:]}"
     assert "Verification:" in proc.stdout and "MISMATCH" not in proc.stdout
     doc = json.loads(out_json.read_text())
     assert doc["ok"] and doc["config"]["rows"] == 20_000
-    assert {r["workload"] for r in doc["results"]} >= {"append", "read"}
+    assert {r["workload"] for r in doc["results"]} >= {
+        "append", "read", "pk_upsert", "pk_read", "pk_compact", "point_filter", "pk_delete", "time_travel",
+        "planning", "memory_bound"}
+    lab = {r["workload"]: r for r in doc["results"] if r["system"] == "paimon_lab"}
+    assert all(r["status"] == "ok" for r in lab.values())
+    assert set(lab["pk_upsert"]["median_laps"]) == {"commit1", "commit2", "commit3"}
+    # the saved run can be reported again
+    again = subprocess.run([sys.executable, "-m", "bench", "--report", str(out_json)], cwd=REPO_ROOT,
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "pk_upsert" in again.stdout, again.stderr[-3000:]
 
 
 def test_fingerprint_is_order_free_but_content_sensitive():
@@ -58,3 +67,32 @@ def test_worker_reports_a_mismatch(tmp_path):
     bad = replace(good, checksum="0" * 16).to_json()
     errors = worker._work({**spec, "phase": "run", "expected": bad})["errors"]
     assert errors and "checksum" in errors[0]
+
+
+def test_filters_render_the_same_condition_for_every_system():
+    from bench.systems import Cond, filter_arrow, filter_sql
+
+    conds = [Cond("id", "between", (5, 9)), Cond("dt", "=", "2024-01-02")]
+    assert filter_sql(conds) == "id BETWEEN 5 AND 9 AND dt = '2024-01-02'"
+    rows = data.generate(1000)
+    model = rows.filter(filter_arrow(conds))
+    assert all(5 <= r["id"] <= 9 and r["dt"] == "2024-01-02" for r in model.to_pylist())
+
+
+def test_fingerprint_pieces_equals_whole():
+    rows = data.generate(3000)
+    assert data.fingerprint_pieces([rows.slice(0, 1000), rows.slice(1000)]) == data.fingerprint(rows)
+
+
+def test_scale_chart_is_written(tmp_path):
+    pytest.importorskip("plotly")
+    from bench import chart
+    from bench.runner import Cell, Run
+
+    def cells(rows):
+        return {"append": [Cell("append", "paimon_lab", runs=[Run("ok", rows / 1e6, peak_rss=2 ** 27)]),
+                           Cell("append", "pyarrow", runs=[Run("ok", rows / 2e6, peak_rss=2 ** 26)])]}
+
+    out = str(tmp_path / "scale")
+    message = chart.write([(1000, cells(1000)), (4000, cells(4000))], out, {"nproc": 2})
+    assert (tmp_path / "scale.html").stat().st_size > 10_000 and (tmp_path / "scale.points.json").exists(), message

@@ -10,17 +10,27 @@ harness runs, in fresh subprocesses and per system:
   comparison) or :meth:`Workload.check` (timed runs: cheap checks only, so they do not inflate
   the measured memory).
 
-``targets`` maps a peer system to the largest allowed ratio paimon-lab time / peer time.
+``targets`` maps a peer system to the largest allowed ratio paimon-lab time / peer time;
+``workload_targets`` maps another workload to the largest allowed ratio of paimon-lab's median
+here to paimon-lab's median there (e.g. full compaction < 3x one upsert commit); ``peak_limit``
+is an absolute bound on paimon-lab's median peak RSS in bytes.
 Systems implement operations through :class:`bench.systems.System`; a system that raises
 ``NotImplementedError`` for a workload is shown as ``n/a``.
+
+A run that does several timed steps (three upsert commits, a handful of filtered scans) times
+each with ``with ctx.lap("name"):``; the run's reported time is then the ``summary`` of its
+laps (``"median"`` or ``"sum"``) and every lap is kept (``--json``, and the laps table).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
+import statistics
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import pyarrow as pa
 
@@ -37,7 +47,19 @@ class Context:
     expected: Fingerprint   # fingerprint of those rows
     cell_dir: str           # persists across the runs of one (workload, system): setup output
     run_dir: str            # fresh for every run, deleted afterwards
+    shared_dir: str = ""    # persists for the whole invocation, per system: tables several workloads reuse
+    cache_dir: str = ""     # persists across invocations (--cache-dir): tables that are slow to build
+    laps: dict[str, float] = field(default_factory=dict)
     _data: pa.Table | None = field(default=None, repr=False)
+
+    @contextlib.contextmanager
+    def lap(self, name: str) -> Iterator[None]:
+        """Time one step of a multi-step run (``perf_counter``); kept in ``laps``."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.laps[name] = time.perf_counter() - start
 
     @property
     def data(self) -> pa.Table:
@@ -55,6 +77,23 @@ class Workload:
     order: int = 100                 # position in the output table (then by name)
     needs_setup: bool = False
     targets: dict[str, float] = {}   # peer system -> max paimon-lab/peer median-time ratio
+    workload_targets: dict[str, float] = {}  # other workload -> max ratio of paimon-lab's medians
+    peak_limit: int | None = None    # max paimon-lab median peak RSS (bytes)
+    max_repeat: int | None = None    # cap on timed runs (slow workloads); None: --repeat
+    # Timed runs with --quick (None: --repeat). 0: the verified warm-up run is the one measurement
+    # (no extra process), which keeps CI's smoke run of all workloads short.
+    quick_repeat: int | None = 0
+    summary: str = "median"          # how a run's laps become its time: "median" or "sum"
+    systems: tuple[str, ...] | None = None  # only these systems take part (None: all)
+    requires: tuple[str, ...] = ()   # System methods the timed operation needs (else the cell is n/a)
+
+    def expected(self, ctx: Context) -> Fingerprint:
+        """What :meth:`verify`'s fingerprints must equal (default: the input rows)."""
+        return ctx.expected
+
+    def run_seconds(self, laps: dict[str, float]) -> float:
+        values = list(laps.values())
+        return sum(values) if self.summary == "sum" else statistics.median(values)
 
     def setup(self, ctx: Context, system: System) -> None:
         """Once per system before any run, in its own process (untimed)."""

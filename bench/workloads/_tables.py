@@ -1,0 +1,110 @@
+"""Tables and expected results several workloads share (not a workload module: it starts with '_').
+
+* :func:`upsert_commits`: the three commits of the primary-key workloads: the same N keys (the
+  input rows' ``id`` and ``dt``) each time, with new ``value`` and ``name`` columns, so a reader
+  that returns a stale version of any row fails verification.
+* :func:`shared_pk_table` / :func:`shared_append_table`: a table built once per system and
+  invocation (in ``ctx.shared_dir``), which read-only workloads open in place and mutating ones
+  copy (:func:`fresh_copy`).
+* The *model* of every expected result is plain pyarrow over the input rows (the last commit's
+  rows, filtered with ``pyarrow.compute``): no table format involved.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import data
+from ..systems import System
+from . import Context
+
+NUM_COMMITS = 3
+
+
+def upsert_commits(ctx: Context) -> list[pa.Table]:
+    """Commit k (0-based) holds every input key with values drawn from seed ``SEED + 1000 + k``."""
+    rows = ctx.data
+    out = []
+    for k in range(NUM_COMMITS):
+        rng = np.random.default_rng(data.SEED + 1000 + k)
+        n = rows.num_rows
+        values = pa.array(rng.standard_normal(n) * 1000.0)
+        names = pc.binary_join_element_wise(f"v{k}-", pc.cast(pa.array(rng.integers(0, 10 ** 6, n)), pa.string()), "")
+        out.append(rows.set_column(2, "value", values).set_column(1, "name", names))
+    return out
+
+
+def pk_final(ctx: Context) -> pa.Table:
+    """The model of the primary-key table after the commits: the last commit's rows."""
+    return upsert_commits(ctx)[-1]
+
+
+def _build_once(directory: str, build: Callable[[str], None]) -> str:
+    """Run ``build(directory)`` unless a completed build is there (marked by a ``_DONE`` file)."""
+    done = os.path.join(directory, "_DONE")
+    if not os.path.exists(done):
+        shutil.rmtree(directory, ignore_errors=True)
+        os.makedirs(directory)
+        build(directory)
+        open(done, "w").close()
+    return directory
+
+
+def shared_pk_table(ctx: Context, system: System) -> str:
+    """Warehouse of the system's primary-key table after the three upsert commits."""
+    def build(wh):
+        table = system.create_pk_table(wh, data.SCHEMA, data.PARTITION_KEYS)
+        system.build_pk_state(table, upsert_commits(ctx))
+
+    return _build_once(os.path.join(ctx.shared_dir, f"pk-{ctx.rows}"), build)
+
+
+def adopt_pk_table(ctx: Context, system: System, warehouse: str) -> None:
+    """Make a verified copy of a table in the state :func:`shared_pk_table` builds its shared table
+    (unless it exists already)."""
+    directory = os.path.join(ctx.shared_dir, f"pk-{ctx.rows}")
+    if os.path.exists(os.path.join(directory, "_DONE")):
+        return
+    shutil.rmtree(directory, ignore_errors=True)
+    shutil.copytree(warehouse, directory, ignore=shutil.ignore_patterns("_prime"))
+    open(os.path.join(directory, "_DONE"), "w").close()
+
+
+def shared_append_table(ctx: Context, system: System) -> str:
+    """Warehouse of the system's append table holding the input rows (one commit, as ``append``)."""
+    def build(wh):
+        system.write(system.create_append_table(wh, data.SCHEMA, data.PARTITION_KEYS), ctx.data)
+
+    return _build_once(os.path.join(ctx.shared_dir, f"append-{ctx.rows}"), build)
+
+
+def fresh_copy(ctx: Context, system: System, source: str, dest: str) -> str:
+    """A private copy of a shared primary-key table for a run that changes it (untimed).
+
+    Paimon and Delta tables use relative file paths and are copied; an Iceberg table's metadata
+    and catalog hold absolute paths, so it is rebuilt in place instead.
+    """
+    if system.table_format == "iceberg":
+        table = system.create_pk_table(dest, data.SCHEMA, data.PARTITION_KEYS)
+        system.build_pk_state(table, upsert_commits(ctx))
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("_DONE"))
+    return dest
+
+
+def paimon_readers(system: System):
+    """The system itself and every other available system that reads the same table format."""
+    from ..systems import SYSTEMS
+
+    out = {}
+    for name, cls in SYSTEMS.items():
+        if name == system.name or (cls.table_format == system.table_format and cls.available() is None):
+            out[name] = system if name == system.name else cls()
+    return out

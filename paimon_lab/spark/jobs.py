@@ -1,0 +1,211 @@
+"""Spark jobs over Paimon tables: bucket-aware writes and distributed compaction."""
+
+from __future__ import annotations
+
+import traceback
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from .. import binary_row
+from ..commit import FileStoreCommit
+from ..errors import CommitError, PaimonLabError, TableNotExistError
+from ..table import Table
+from ..write import CommitMessage
+from .datasource import SHORT_NAME, TableRef, create_table, table_ref
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+BUCKET_COLUMN = "__paimon_bucket"
+
+_state: dict[str, Any] = {"warehouse": None, "sessions": set()}
+
+
+def default_warehouse() -> str | None:
+    return _state["warehouse"]
+
+
+def register(spark: "SparkSession", warehouse: str | None = None, *, filter_pushdown: bool | None = None) -> None:
+    """Register the ``paimon`` data source with ``spark``; with ``warehouse``, ``load("db.t")`` and
+    ``save("db.t")`` need no ``warehouse`` option (and :func:`sql` knows where tables live).
+
+    ``filter_pushdown`` sets the default of the ``filter-pushdown`` read option. It is off by
+    default on PySpark 4.x, whose planner lets the pushed-down plan of one query leak into the
+    next query on the same DataFrame (rows go missing); with it on, start every filtered query
+    from a fresh ``spark.read...load()``."""
+    from .datasource import with_defaults
+
+    spark.dataSource.register(with_defaults(warehouse, filter_pushdown))
+    # PySpark refuses readers with pushFilters() unless this is on (it is off by default).
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    _state["warehouse"] = warehouse
+    _state["sessions"].add(id(spark))
+
+
+def _ensure_registered(spark: "SparkSession") -> None:
+    if id(spark) not in _state["sessions"]:
+        register(spark, _state["warehouse"])
+
+
+def _ref(identifier: str, warehouse: str | None) -> TableRef:
+    return table_ref(identifier, warehouse or _state["warehouse"])
+
+
+# ---------------------------------------------------------------------------------------- writes
+
+def bucketed(df: "DataFrame", identifier: str, warehouse: str | None = None, *,
+             num_partitions: int | None = None) -> "DataFrame":
+    """``df`` shuffled so that every bucket of the table (every partition, for dynamic-bucket
+    primary-key tables) is written by exactly one Spark task, as sequence numbers require.
+
+    The bucket of each row is computed on the executors with paimon_lab's vectorized BinaryRow
+    hash (the same as Java Paimon's); rows are repartitioned by (partition columns, bucket).
+    Bucket-unaware append tables need no shuffle and are returned as they are.
+    """
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    table = _ref(identifier, warehouse).open()
+    schema = table.schema
+    parts = list(schema.partition_keys)
+    n = num_partitions or int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    num_buckets = schema.core.bucket
+    if num_buckets > 0:
+        keys = list(schema.bucket_keys)
+        paimon_types = [f.type for f in schema.fields_of(keys)]
+        arrow = schema.arrow_schema()
+        arrow_types = [arrow.field(k).type for k in keys]
+
+        def add_bucket(batches):
+            for b in batches:
+                if b.num_rows == 0:
+                    buckets = np.empty(0, np.int32)
+                else:
+                    # Hash the values as the table stores them (an INT key hashes differently as BIGINT).
+                    cols = [b.column(k).cast(t) for k, t in zip(keys, arrow_types)]
+                    buckets = binary_row.bucket_of(binary_row.hash_codes(cols, paimon_types), num_buckets)
+                yield b.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+
+        out = StructType(list(df.schema.fields) + [StructField(BUCKET_COLUMN, IntegerType(), False)])
+        if not parts:
+            n = min(n, num_buckets)
+        return df.mapInArrow(add_bucket, out).repartition(n, *parts, BUCKET_COLUMN).drop(BUCKET_COLUMN)
+    if schema.primary_keys:
+        # Dynamic buckets: a partition's hash index is owned by one writer.
+        cross_partition = any(k not in schema.primary_keys for k in parts)
+        if parts and not cross_partition:
+            return df.repartition(n, *parts)
+        return df.repartition(1)
+    return df
+
+
+def write_table(df: "DataFrame", identifier: str, warehouse: str | None = None, mode: str = "append", *,
+                options: dict[str, str] | None = None) -> int | None:
+    """Write ``df`` into a Paimon table with Spark: shuffled by bucket (:func:`bucketed`), written
+    by the executors, committed by the driver as one snapshot. ``mode`` is 'append' or
+    'overwrite'. A missing table is created (``options``: 'primary-keys', 'partition-keys',
+    table options). Returns the table's latest snapshot id afterwards."""
+    if mode not in ("append", "overwrite"):
+        raise PaimonLabError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+    spark = df.sparkSession
+    _ensure_registered(spark)
+    ref = _ref(identifier, warehouse)
+    options = dict(options or {})
+    try:
+        ref.open()
+    except TableNotExistError:
+        create_table(ref, df.schema, options)
+    writer = bucketed(df, identifier, ref.warehouse).write.format(SHORT_NAME).mode(mode)
+    if ref.warehouse:
+        writer = writer.option("warehouse", ref.warehouse)
+    writer.options(**options).save(ref.path or ref.identifier)
+    latest = ref.open().snapshot_manager.latest_id()
+    return latest
+
+
+# ---------------------------------------------------------------------------------------- compaction
+
+def _compact_task(ref: TableRef, commit_user: str, full: bool, jobs: list[tuple]) -> tuple[str, Any]:
+    """Compact some (partition, bucket)s on an executor; returns ('ok', messages) or
+    ('error', text) after deleting anything this task wrote."""
+    table = ref.open()
+    messages: list[CommitMessage] = []
+    store = None
+    try:
+        if table.schema.primary_keys:
+            from ..mergetree.writer import KeyValueFileStoreWrite
+
+            store = KeyValueFileStoreWrite(table, commit_user)
+            for part, bucket, _, _ in jobs:
+                w = store.writer(part, bucket)
+                if full:
+                    w.compact(full=True)
+                else:
+                    while w.compact(full=False):
+                        pass
+            messages = [m for m in (w.prepare_commit(False) for w in store.writers.values())
+                        if m.compact_before or m.compact_after or m.compact_changelog or m.compact_index_changes]
+        else:
+            from ..append_compact import AppendCompactor
+
+            compactor = AppendCompactor(table)
+            for part, bucket, total, files in jobs:
+                msg = compactor.compact(part, bucket, total, files, full)
+                if msg is not None:
+                    messages.append(msg)
+        if any(m.new_files or m.changelog_files for m in messages):
+            raise PaimonLabError("compaction produced new data files")  # pragma: no cover
+    except BaseException:
+        if store is not None:
+            store.abort()
+        table.discard(messages)
+        return "error", traceback.format_exc()
+    return "ok", messages
+
+
+def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None, *, full: bool = False,
+            parallelism: int | None = None) -> int | None:
+    """Compact a table with Spark: its (partition, bucket)s are spread over tasks, each compacts
+    its buckets with paimon_lab (primary-key tables: the LSM merge of MergeTreeWriter, ``full``
+    into the top level; append tables: AppendCompactor, ``full`` rewrites every multi-file
+    bucket), and the driver commits everything as one COMPACT snapshot, whose id is returned
+    (None if there was nothing to compact). A failed task fails the call and leaves no files."""
+    ref = _ref(identifier, warehouse)
+    table = ref.open()
+    latest = table.snapshot_manager.latest()
+    if latest is None:
+        return None
+    jobs = [(part, bucket, entries[0].total_buckets, [e.file for e in entries])
+            for (part, bucket), entries in table.store_scan().files_by_bucket(latest).items()]
+    if not jobs:
+        return None
+    n = max(1, min(len(jobs), parallelism or spark.sparkContext.defaultParallelism))
+    # Biggest buckets first, dealt round-robin: tasks get similar amounts of data.
+    jobs.sort(key=lambda j: -sum(f.file_size for f in j[3]))
+    slices = [jobs[i::n] for i in range(n)]
+    commit_user = str(uuid.uuid4())
+
+    def run(it):
+        for chunk in it:
+            yield _compact_task(ref, commit_user, full, chunk)
+
+    results = spark.sparkContext.parallelize(slices, n).mapPartitions(run).collect()
+    messages = [m for status, value in results if status == "ok" for m in value]
+    errors = [value for status, value in results if status == "error"]
+    if errors:
+        table.discard(messages)
+        raise CommitError(f"Compaction of {ref.name} failed in {len(errors)} task(s); nothing was committed:\n"
+                          + errors[0])
+    if not messages:
+        return None
+    try:
+        _, compact_id = FileStoreCommit(table, commit_user).commit(messages)
+    except BaseException:
+        table.discard(messages)
+        raise
+    return compact_id
+
+
+__all__ = ["register", "bucketed", "write_table", "compact", "default_warehouse", "BUCKET_COLUMN", "Table"]
