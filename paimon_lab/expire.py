@@ -164,7 +164,9 @@ def _expire(table: "Table", begin: int, end: int) -> ExpireResult:
     # 1. data files retired by DELETE entries of snapshots begin+1 .. end
     data_deleted = 0
     touched_dirs: set[str] = set()
-    for sid in range(begin + 1, end + 1):
+    from .progress import progress
+
+    for sid in progress(range(begin + 1, end + 1), desc="expiring snapshots", unit="snapshot"):
         try:
             snap = sm.snapshot(sid)
         except SnapshotNotExistError:

@@ -366,7 +366,9 @@ class Table:
         compactor = AppendCompactor(self)
         messages: list[CommitMessage] = []
         try:
-            for (part, bucket), files in groups.items():
+            from .progress import progress
+
+            for (part, bucket), files in progress(list(groups.items()), desc="compacting buckets", unit="bucket"):
                 msg = compactor.compact(part, bucket, total[(part, bucket)], files, full)
                 if msg is not None:
                     messages.append(msg)

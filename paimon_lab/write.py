@@ -153,7 +153,10 @@ class AppendWriter:
             buckets = binary_row.bucket_of(hashes, self.num_buckets)
             table = table.append_column("__bucket__", pa.array(buckets, pa.int32()))
             keys.append("__bucket__")
-        for key, rows in group_rows(table, keys):
+        from .progress import progress
+
+        groups = group_rows(table, keys)
+        for key, rows in progress(groups, desc=f"writing {table.num_rows} rows", unit="bucket"):
             if self.num_buckets > 0:
                 bucket = key[-1]
                 key = key[:-1]

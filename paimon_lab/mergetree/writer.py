@@ -370,7 +370,10 @@ class KeyValueFileStoreWrite:
                     self._flush_bucket(pbytes, bucket, sub)
             return
         rows = rows.append_column(_BUCKET, pa.array(binary_row.bucket_of(hashes, self.total_buckets), pa.int32()))
-        for key, part in group_rows(rows, list(self.schema.partition_keys) + [_BUCKET]):
+        from ..progress import progress
+
+        groups = group_rows(rows, list(self.schema.partition_keys) + [_BUCKET])
+        for key, part in progress(groups, desc=f"flushing {rows.num_rows} rows", unit="bucket"):
             self._flush_bucket(codec.to_bytes(key[:-1]), key[-1], part)
 
     def _flush_bucket(self, partition: bytes, bucket: int, part: pa.Table) -> None:
@@ -495,8 +498,10 @@ class KeyValueFileStoreWrite:
 
     def compact(self, full: bool, partition_filter=None) -> None:
         """Compact every bucket (or those of matching partitions) now."""
+        from ..progress import progress
+
         self.flush()
-        for (part, bucket) in list(self.restored()):
+        for (part, bucket) in progress(list(self.restored()), desc="compacting buckets", unit="bucket"):
             if partition_filter is not None:
                 values = self.table.partition_codec.to_dict(part)
                 if not partition_filter.may_match({k: (v, v, int(v is None)) for k, v in values.items()}, 1):
