@@ -67,14 +67,14 @@ class FileStoreCommit:
                 second = self._commit_with_retries([e for e in compact if e.kind == ADD], "COMPACT", identifier,
                                                    [e for e in compact if e.kind == DELETE], None,
                                                    compact_changelog, compact_index)
-            except CommitConflictError:
-                # The data is committed; only this compaction lost against another one.
+            except (CommitConflictError, OSError, CommitError) if first is not None else CommitConflictError:
+                # The data is committed; only this compaction failed (or lost against another one).
                 self.table.file_io.delete_quietly(
                     [join(self.table.bucket_path(m.partition, m.bucket), f.file_name)
                      for m in messages for f in m.compact_after + m.compact_changelog])
                 if first is None:
                     raise
-                warnings.warn("Compaction skipped: another commit already compacted these files", stacklevel=2)
+                warnings.warn("Compaction skipped: its commit failed or lost to another compaction; the data is committed", stacklevel=2)
         return first, second
 
     def _commit_with_retries(self, added: list[ManifestEntry], kind: str, identifier: int,

@@ -14,9 +14,10 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-ps = pytest.importorskip("paimon_lab.spark", reason="PySpark is not installed")
+pytest.importorskip("pyspark", reason="PySpark is not installed")
 
 from paimon_lab import Catalog  # noqa: E402
+from paimon_lab import spark as ps  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module", autouse=True)
 def _registered(spark):
     ps.register(spark)  # tests name the warehouse per read/write with .option("warehouse", ...)
+
 
 @pytest.fixture
 def wh(tmp_path) -> str:
@@ -55,7 +57,7 @@ def write(df, wh, ident, mode="append", **options):
     w.save(ident)
 
 
-def rows_of(data, key="id") -> list[tuple]:
+def rows_of(data) -> list[tuple]:
     """Rows (as tuples, column order kept) of a pyarrow table, a Spark DataFrame or Row list."""
     if isinstance(data, pa.Table):
         out = [tuple(r.values()) for r in data.to_pylist()]

@@ -17,15 +17,24 @@
     #   one snapshot per micro-batch, batch id = commit identifier: replays are skipped (exactly once)
     ps.sql(spark, "SELECT dt, count(*) FROM db.t GROUP BY dt")
 
-Filters Spark pushes (=, <, <=, >, >=, <=>, IN, IS [NOT] NULL, NOT, startswith) prune manifests
-and files and are applied exactly by paimon_lab; on float columns Spark re-checks them, and on
-TIMESTAMP WITH LOCAL TIME ZONE columns they are left to Spark.
+Filter pushdown (option ``filter-pushdown=true`` or ``register(..., filter_pushdown=True)``):
+=, <, <=, >, >=, <=>, IN, IS [NOT] NULL, NOT, startswith prune manifests and files and are
+applied exactly by paimon_lab; on float columns Spark re-checks them, on TIMESTAMP WITH LOCAL
+TIME ZONE columns they are left to Spark. It is off by default on PySpark 4.x: its planner keeps
+a pushed-down plan on the DataFrame, so a second query on the same DataFrame with other filters
+would miss rows (start each filtered query from a fresh ``load()`` when it is on). A DataFrame
+keeps reading the snapshot its first query planned; ``load()`` again to see newer commits.
 
 Writes: ``mode("overwrite")`` replaces the whole table (``partitionOverwriteMode=dynamic``: only
 the partitions written). A missing table is created from the DataFrame's schema with options
 ``primary-keys``, ``partition-keys`` and any Paimon table option. Each bucket of a primary-key
 or fixed-bucket table must be written by one task (sequence numbers); a commit in which two tasks
-wrote the same bucket is refused: use :func:`write_table` or :func:`bucketed`.
+wrote the same bucket is refused: use :func:`write_table` or :func:`bucketed` (which also works
+on streaming DataFrames). Streaming sinks commit as ``commit-user`` (default
+``spark-streaming-<table>``): give each query writing a table its own.
+
+Tip: ``.config("spark.python.daemon.module", "paimon_lab.spark.daemon")`` starts executor Python
+workers with paimon_lab already imported.
 """
 
 from .datasource import PaimonDataSource, TableRef
