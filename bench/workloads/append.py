@@ -13,7 +13,7 @@ class Append(Workload):
     description = "write all rows as one commit into a fresh append table (partition dt, bucket -1, parquet zstd-1)"
     order = 10
     targets = {"pyarrow": 1.5}
-    quick_repeat = None  # the foundation workloads keep --quick's 2 timed runs
+    quick_repeat = 1  # --quick: one timed run after the verified warm-up
 
     def prepare(self, ctx: Context, system):
         ctx.data  # load the input before the clock starts
