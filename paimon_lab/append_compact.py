@@ -18,15 +18,18 @@ from .stats import collect_stats
 from .write import CommitMessage
 
 if TYPE_CHECKING:
+    from .snapshot import Snapshot
     from .table import Table
 
 
 def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: int,
-               full: bool) -> list[DataFileMeta]:
-    """The files one compaction round rewrites (empty: nothing worth doing)."""
+               full: bool, with_deletions: frozenset[str] = frozenset()) -> list[DataFileMeta]:
+    """The files one compaction round rewrites (empty: nothing worth doing). ``with_deletions``:
+    names of files that have a deletion vector (a full compaction purges their deleted rows)."""
     ordered = sorted(files, key=lambda f: (f.min_sequence_number, f.file_name))
     if full:
-        return ordered if len(ordered) > 1 or any(f.delete_row_count for f in ordered) else []
+        purge = any(f.delete_row_count or f.file_name in with_deletions for f in ordered)
+        return ordered if len(ordered) > 1 or purge else []
     # The longest leading run of small files (big files break runs: their neighbours stay in order).
     run: list[DataFileMeta] = []
     for f in ordered:
@@ -51,16 +54,22 @@ class AppendCompactor:
         self.namer = FileNamer(core.get("data-file.prefix"), "." + core.file_format)
 
     def compact(self, partition: bytes, bucket: int, total_buckets: int, files: list[DataFileMeta],
-                full: bool) -> CommitMessage | None:
-        """Rewrite the picked files of one bucket; the message holds compact before/after."""
+                full: bool, snapshot: "Snapshot | None" = None) -> CommitMessage | None:
+        """Rewrite the picked files of one bucket; the message holds compact before/after.
+
+        ``snapshot``: the snapshot ``files`` come from; with deletion vectors, its vectors hide
+        deleted rows from the rewrite and the vectors of the rewritten files are dropped."""
         from .read import TableRead
 
-        picked = pick_files(files, self.target, self.min_num, self.max_num, full)
-        if not picked:
-            return None
         t = self.table
         core = t.schema.core
-        rows = TableRead(t).read([DataSplit(partition, bucket, picked, 0)])
+        vectors: dict = {}
+        if snapshot is not None and core.get("deletion-vectors.enabled"):
+            vectors = t.deletion_vectors_at(snapshot).get((partition, bucket), (None, {}))[1]
+        picked = pick_files(files, self.target, self.min_num, self.max_num, full, frozenset(vectors))
+        if not picked:
+            return None
+        rows = TableRead(t).read([DataSplit(partition, bucket, picked, snapshot.id if snapshot else 0, snapshot)])
         directory = t.bucket_path(partition, bucket)
         writer = RollingFileWriter(t.file_io, core.file_format, rows.schema, self.target,
                                    lambda: join(directory, self.namer.next()), core.get("file.compression"),
@@ -78,5 +87,28 @@ class AppendCompactor:
                 min_sequence_number=seq, max_sequence_number=seq + n - 1, schema_id=t.schema.id,
                 level=0, creation_time_millis=int(time.time() * 1000), delete_row_count=0, file_source=FILE_SOURCE_COMPACT))
             seq += n
-        return CommitMessage(partition, bucket, total_buckets, compact_before=picked, compact_after=after)
+        msg = CommitMessage(partition, bucket, total_buckets, compact_before=picked, compact_after=after)
+        if any(f.file_name in vectors for f in picked):
+            msg.compact_index_changes = self._drop_vectors(partition, bucket, snapshot, vectors, picked)
+        return msg
+
+    def _drop_vectors(self, partition: bytes, bucket: int, snapshot: "Snapshot", vectors: dict,
+                      rewritten: list[DataFileMeta]) -> list:
+        """Index changes that replace the bucket's deletion-vector index by one without the
+        vectors of the rewritten files (their rows were dropped or carried over)."""
+        from .bucket import dv_index_entries
+        from .deletion_vector import write_dv_index
+        from .index_manifest import IndexFileMeta, IndexManifestEntry
+
+        t = self.table
+        gone = {f.file_name for f in rewritten}
+        changes = [IndexManifestEntry(1, partition, bucket, e.index_file)
+                   for e in dv_index_entries(t, snapshot, partition, bucket)]
+        live = {n: dv for n, dv in vectors.items() if n not in gone and not dv.is_empty()}
+        if live:
+            data, metas = write_dv_index(live)
+            name = FileNamer("index-").next()
+            t.file_io.write_bytes(join(t.path, "index", name), data)
+            changes.append(IndexManifestEntry(0, partition, bucket, IndexFileMeta.for_deletion_vectors(name, len(data), metas)))
+        return changes
 

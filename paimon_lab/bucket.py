@@ -163,8 +163,19 @@ def load_deletion_vectors(table: "Table", snapshot=None) -> dict[tuple[bytes, in
     """Per (partition, bucket): the DV index entry and its vectors {data file name: DeletionVector}."""
     from .deletion_vector import DELETION_VECTORS_INDEX, read_dv_index
 
-    out = {}
+    out: dict = {}
     for e in live_index_entries(table, DELETION_VECTORS_INDEX, snapshot):
         data = table.file_io.read_bytes(index_file_path(table.path, e.index_file))
-        out[(e.partition, e.bucket)] = (e, read_dv_index(data, e.index_file.dv_range_map()))
+        vectors = read_dv_index(data, e.index_file.dv_range_map())
+        if (e.partition, e.bucket) in out:  # bucket-unaware tables may keep several index files
+            vectors = {**out[(e.partition, e.bucket)][1], **vectors}
+        out[(e.partition, e.bucket)] = (e, vectors)
     return out
+
+
+def dv_index_entries(table: "Table", snapshot, partition: bytes, bucket: int) -> list[IndexManifestEntry]:
+    """Every live deletion-vector index entry of one bucket (several on bucket-unaware tables)."""
+    from .deletion_vector import DELETION_VECTORS_INDEX
+
+    return [e for e in live_index_entries(table, DELETION_VECTORS_INDEX, snapshot)
+            if e.partition == partition and e.bucket == bucket]

@@ -83,11 +83,16 @@ class FileStoreCommit:
         for attempt in range(self.max_retries + 1):
             latest = self.table.snapshot_manager.latest()
             removals = list(deleted)
+            changes = list(index_changes or [])
             if overwrite is not None:
-                removals += self._overwritten(latest, overwrite)
+                overwritten = self._overwritten(latest, overwrite)
+                removals += overwritten
+                changes = self._drop_index_of(latest, {e.partition for e in overwritten}, changes)
             self._check_conflicts(latest, deleted)
+            if changes or (removals and latest is not None and latest.index_manifest):
+                self._check_vector_conflicts(latest, added, removals, changes)
             sid = self._try_commit(latest, added + [e.as_delete() for e in removals], kind, identifier, changelog,
-                                   index_changes or [])
+                                   changes)
             if sid is not None:
                 return sid
             time.sleep(min(0.01 * (2 ** attempt), 0.5))
@@ -98,6 +103,69 @@ class FileStoreCommit:
         if latest is None:
             return []
         return self.table.store_scan().read_entries(latest, None if overwrite is True else overwrite)
+
+    def _drop_index_of(self, latest: Snapshot | None, partitions: set[bytes], changes: list) -> list:
+        """An overwrite replaces whole partitions: their index files (hash indexes, deletion
+        vectors) go with their data files, as in Java's overwrite commit."""
+        from .index_manifest import IndexManifestEntry, read_index_manifest
+
+        if latest is None or not latest.index_manifest or not partitions:
+            return changes
+        t = self.table
+        already = {e.index_file.file_name for e in changes if e.kind != ADD}
+        drops = [IndexManifestEntry(1, e.partition, e.bucket, e.index_file)
+                 for e in read_index_manifest(t.file_io, join(t.path, "manifest", latest.index_manifest))
+                 if e.partition in partitions and e.index_file.file_name not in already]
+        return drops + changes
+
+    def _check_vector_conflicts(self, latest: Snapshot | None, added: Sequence[ManifestEntry],
+                                removed: Sequence[ManifestEntry], index_changes: Sequence) -> None:
+        """Deletion vectors stay attached to live data files: an index file this commit replaces
+        must still be live (another commit may have replaced it since), no vector left live may
+        point at a data file this commit removes (a compaction would bring its deleted rows
+        back), and a new vector must point at a live data file."""
+        from .deletion_vector import DELETION_VECTORS_INDEX
+        from .index_manifest import merge_index_entries, read_index_manifest
+
+        t = self.table
+        live_index = read_index_manifest(t.file_io, join(t.path, "manifest", latest.index_manifest)) \
+            if latest is not None and latest.index_manifest else []
+        names = {e.index_file.file_name for e in live_index}
+        stale = [e.index_file.file_name for e in index_changes if e.kind != ADD and e.index_file.file_name not in names]
+        if stale:
+            raise CommitConflictError(f"Index files to replace were already replaced by another commit: {stale[:5]}")
+        # A bucket's new vectors were computed from the vectors its writer saw: if another commit
+        # has given the bucket vectors since, adding ours would silently drop theirs.
+        replaced = {e.index_file.file_name for e in index_changes if e.kind != ADD}
+        adding = {(e.partition, e.bucket) for e in index_changes
+                  if e.kind == ADD and e.index_file.index_type == DELETION_VECTORS_INDEX}
+        raced = [e.index_file.file_name for e in live_index
+                 if e.index_file.index_type == DELETION_VECTORS_INDEX and (e.partition, e.bucket) in adding
+                 and e.index_file.file_name not in replaced]
+        if raced:
+            raise CommitConflictError(f"Another commit changed the deletion vectors of the same buckets: {raced[:5]}")
+
+        def referenced(entries) -> set[tuple]:
+            return {(e.partition, e.bucket, name) for e in entries
+                    if e.kind == ADD and e.index_file.index_type == DELETION_VECTORS_INDEX
+                    for name in e.index_file.dv_range_map()}
+
+        after = referenced(merge_index_entries(live_index, index_changes))
+        gone = {(e.partition, e.bucket, e.file.file_name) for e in removed}
+        orphaned = after & gone
+        if orphaned:
+            raise CommitConflictError(
+                "Data files with deletion vectors were rewritten or removed by this commit while another "
+                f"commit changed their vectors: {sorted(n for _, _, n in orphaned)[:5]}")
+        fresh = referenced(index_changes)
+        if fresh:
+            live = {(e.partition, e.bucket, e.file.file_name) for e in t.store_scan().live_entries(latest)} \
+                if latest is not None else set()
+            live |= {(e.partition, e.bucket, e.file.file_name) for e in added if e.kind == ADD}
+            missing = fresh - live
+            if missing:
+                raise CommitConflictError("Deletion vectors point at data files another commit removed: "
+                                          f"{sorted(n for _, _, n in missing)[:5]}")
 
     def _check_conflicts(self, latest: Snapshot | None, deleted: Sequence[ManifestEntry]) -> None:
         if not deleted:

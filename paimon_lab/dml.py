@@ -54,8 +54,31 @@ def _match_mask(rows: pa.Table, pred: Predicate | None) -> np.ndarray:
     return out
 
 
+def _check_merge_engine(table: "Table", statement: str) -> None:
+    """Refuse row-level DML a primary-key table's merge engine would not apply as written (as
+    Paimon's Spark integration does): UPDATE and MERGE INTO need deduplicate or partial-update
+    (aggregation would aggregate the rewritten row again, first-row would ignore it); DELETE
+    also works on aggregation and partial-update tables that remove records on delete."""
+    if not table.schema.primary_keys:
+        return
+    fn = table.merge_function
+    engine = fn.engine
+    if statement == "DELETE":
+        if engine == "deduplicate" or (fn.remove_on_delete and not fn.ignore_delete):
+            return
+        if engine == "first-row":
+            raise PaimonLabError("DELETE is not supported on a first-row table: the first row of a key "
+                                 "always wins, deletes cannot be expressed")
+        raise PaimonLabError(f"DELETE on a {engine} table needs '{fn.remove_on_delete_option}' = 'true' "
+                             "(otherwise a -D row is a retraction, not a removal)")
+    if engine not in ("deduplicate", "partial-update"):
+        raise PaimonLabError(f"{statement} is not supported on a {engine} table (only deduplicate and "
+                             "partial-update tables can take rewritten rows)")
+
+
 def delete_rows(table: "Table", pred: Predicate | None) -> int | None:
     """DELETE FROM table WHERE pred. Returns the new snapshot id (None if nothing matched)."""
+    _check_merge_engine(table, "DELETE")
     if table.schema.primary_keys:
         rows = table.to_arrow(filter=pred)
         if rows.num_rows == 0:
@@ -68,6 +91,7 @@ def update_rows(table: "Table", values: Mapping[str, Assignment], pred: Predicat
     """UPDATE table SET values WHERE pred."""
     if not values:
         raise PaimonLabError("UPDATE needs at least one column to set")
+    _check_merge_engine(table, "UPDATE")
     keys = set(table.schema.primary_keys) | set(table.schema.partition_keys)
     if table.schema.primary_keys:
         bad = [k for k in values if k in keys]
@@ -100,7 +124,7 @@ def _rewrite_append(table: "Table", pred: Predicate | None, values: Mapping[str,
     matched = 0
     for split in (table.store_scan().plan(snap, pred) if snap is not None and pred is not False else []):
         for f in split.files:
-            rows = reader.read([DataSplit(split.partition, split.bucket, [f], snap.id)])
+            rows = reader.read([DataSplit(split.partition, split.bucket, [f], snap.id, snap)])
             mask = _match_mask(rows, pred)
             if not mask.any():
                 continue
@@ -127,7 +151,7 @@ def _rewrite_append(table: "Table", pred: Predicate | None, values: Mapping[str,
 
 def _append_with_deletion_vectors(table: "Table", snap, pred, values, extra_rows=()) -> tuple[int | None, int]:
     """Append table with deletion vectors: mark matching rows deleted, append updated rows."""
-    from .bucket import load_deletion_vectors
+    from .bucket import dv_index_entries, load_deletion_vectors
     from .deletion_vector import DeletionVector, write_dv_index
     from .index_manifest import IndexFileMeta, IndexManifestEntry
     from .manifest import FileNamer
@@ -163,8 +187,7 @@ def _append_with_deletion_vectors(table: "Table", snap, pred, values, extra_rows
     namer = FileNamer("index-")
     index_changes = []
     for (part, bucket), vectors in changed.items():
-        old = existing.get((part, bucket), (None, {}))[0]
-        if old is not None:
+        for old in dv_index_entries(table, snap, part, bucket):
             index_changes.append(IndexManifestEntry(1, part, bucket, old.index_file))
         live = {n: v for n, v in vectors.items() if not v.is_empty()}
         data, metas = write_dv_index(live)
@@ -200,6 +223,7 @@ def merge_into(table: "Table", source: pa.Table, on: Sequence[str], *,
     may be callables of the joined source rows). ``matched_delete`` deletes matched target rows.
     ``not_matched_insert``: insert source rows without a match. One commit for the whole merge.
     """
+    _check_merge_engine(table, "MERGE INTO")
     schema = table.schema.arrow_schema()
     missing = [c for c in on if c not in schema.names or c not in source.column_names]
     if missing:

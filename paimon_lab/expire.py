@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from .errors import PaimonLabError, SnapshotNotExistError
 from .fs import join
 from .index_manifest import read_index_manifest
-from .manifest import ADD, DELETE, ManifestEntry
+from .manifest import ADD, DELETE
 from .snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ class FileReferences:
         self.manifest_files: set[str] = set()
         self.data_files: set[tuple] = set()
         self.index_files: set[str] = set()
+        self.statistics: set[str] = set()
         self._seen: set[tuple] = set()
 
     def add_snapshot(self, snap: Snapshot, *, data: bool = True, changelog: bool = True) -> None:
@@ -54,6 +55,8 @@ class FileReferences:
         self._seen.add(key)
         t = self.table
         mio = t.manifest_io
+        if snap.statistics:
+            self.statistics.add(snap.statistics)
         lists = [snap.base_manifest_list, snap.delta_manifest_list]
         if changelog and snap.changelog_manifest_list:
             lists.append(snap.changelog_manifest_list)
@@ -74,13 +77,14 @@ class FileReferences:
                         self.data_files.add((e.partition, e.bucket, e.file.file_name))
 
 
-def _protected(table: "Table", below: int | None = None) -> FileReferences:
-    """Files used by tags and by other branches (which share data and manifests)."""
+def _protected(table: "Table", skip_tags: set[str] = frozenset()) -> FileReferences:
+    """Files used by tags (but ``skip_tags``) and by other branches (which share data and manifests)."""
     from .branch import list_branches
 
     refs = FileReferences(table)
     for tag in table.tags():
-        refs.add_snapshot(tag.snapshot)
+        if tag.name not in skip_tags:
+            refs.add_snapshot(tag.snapshot)
     for name in list_branches(table):
         b = table.on_branch(name)
         if b.branch == table.branch:
@@ -151,6 +155,9 @@ def expire_snapshots(table: "Table", **kwargs) -> ExpireResult:
 
 
 def _expire(table: "Table", begin: int, end: int) -> ExpireResult:
+    """Expire snapshots [begin, end). Everything to delete is worked out first; then the snapshot
+    files go, oldest first (each step leaves a readable table), then the files only they used, so
+    a crash at any point leaves nothing half-visible, only orphans."""
     t, sm, io, mio = table, table.snapshot_manager, table.file_io, table.manifest_io
     retained = sm.snapshot(end)
     keep = _protected(t)
@@ -161,11 +168,12 @@ def _expire(table: "Table", begin: int, end: int) -> ExpireResult:
             expiring.append(sm.snapshot(sid))
         except SnapshotNotExistError:
             continue
-    # 1. data files retired by DELETE entries of snapshots begin+1 .. end
-    data_deleted = 0
-    touched_dirs: set[str] = set()
     from .progress import progress
 
+    doomed: list[str] = []          # paths, in deletion order
+    touched_dirs: set[str] = set()
+    # 1. data files retired by DELETE entries of snapshots begin+1 .. end
+    data_deleted = 0
     for sid in progress(range(begin + 1, end + 1), desc="expiring snapshots", unit="snapshot"):
         try:
             snap = sm.snapshot(sid)
@@ -176,8 +184,7 @@ def _expire(table: "Table", begin: int, end: int) -> ExpireResult:
                 if e.kind != DELETE or (e.partition, e.bucket, e.file.file_name) in keep.data_files:
                     continue
                 directory = t.bucket_path(e.partition, e.bucket)
-                io.delete_quietly([join(directory, e.file.file_name)] +
-                                  [join(directory, x) for x in e.file.extra_files])
+                doomed += [join(directory, e.file.file_name)] + [join(directory, x) for x in e.file.extra_files]
                 touched_dirs.add(directory)
                 data_deleted += 1
     # 2. changelog files of the expired snapshots
@@ -190,11 +197,11 @@ def _expire(table: "Table", begin: int, end: int) -> ExpireResult:
                 if (e.partition, e.bucket, e.file.file_name) in keep.data_files:
                     continue
                 directory = t.bucket_path(e.partition, e.bucket)
-                io.delete_quietly([join(directory, e.file.file_name)])
+                doomed.append(join(directory, e.file.file_name))
                 touched_dirs.add(directory)
                 changelog_deleted += 1
-    # 3. manifests, manifest lists, index manifests and index files nothing retained uses
-    manifests_deleted = 0
+    # 3. manifests, manifest lists, index manifests, index files and statistics nothing retained uses
+    manifests: set[str] = set()
     for snap in expiring:
         names = set(_manifest_lists(snap))
         for name in list(names):
@@ -202,26 +209,28 @@ def _expire(table: "Table", begin: int, end: int) -> ExpireResult:
                 names.update(m.file_name for m in mio.read_manifest_list(name))
             except PaimonLabError:
                 pass
-        index_files = []
         if snap.index_manifest:
             names.add(snap.index_manifest)
             try:
-                index_files = [e.index_file.file_name for e in
-                               read_index_manifest(io, join(t.path, "manifest", snap.index_manifest))]
+                doomed += [join(t.path, "index", e.index_file.file_name) for e in
+                           read_index_manifest(io, join(t.path, "manifest", snap.index_manifest))
+                           if e.index_file.file_name not in keep.index_files]
             except PaimonLabError:
                 pass
-        doomed = [n for n in names if n not in keep.manifest_files]
-        io.delete_quietly([mio.path(n) for n in doomed])
-        io.delete_quietly([join(t.path, "index", n) for n in index_files if n not in keep.index_files])
-        manifests_deleted += len(doomed)
-    # 4. the snapshot files, oldest first, then the EARLIEST hint
+        manifests.update(n for n in names if n not in keep.manifest_files)
+        if snap.statistics and snap.statistics not in keep.statistics:
+            doomed.append(join(t.path, "statistics", snap.statistics))
+    doomed += [mio.path(n) for n in sorted(manifests)]
+    # 4. the snapshot files, oldest first, then the EARLIEST hint: from here on, what follows is
+    #    unreferenced
     for snap in expiring:
         io.delete(sm.path(snap.id))
     sm.write_hint("EARLIEST", end)
-    # 5. directories left empty
+    # 5. the files only the expired snapshots used, then directories left empty
+    io.delete_quietly(list(dict.fromkeys(doomed)))
     for directory in sorted(touched_dirs, key=len, reverse=True):
         _remove_empty_parents(t, directory)
-    return ExpireResult([s.id for s in expiring], data_deleted, changelog_deleted, manifests_deleted)
+    return ExpireResult([s.id for s in expiring], data_deleted, changelog_deleted, len(manifests))
 
 
 def _remove_empty_parents(table: "Table", directory: str) -> None:
@@ -239,7 +248,11 @@ def _remove_empty_parents(table: "Table", directory: str) -> None:
 
 def rollback_to(table: "Table", snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
     """Make a snapshot (or a tag's snapshot) the latest again: newer snapshots, the files only they
-    added, and tags on them are deleted. A tag whose snapshot expired is restored from the tag."""
+    added, and tags on them are deleted. A tag whose snapshot expired is restored from the tag.
+
+    Crash-safe: what to delete is worked out first; the newer snapshot files then go oldest
+    first, so the latest snapshot stays the old latest until its own file goes (the one step that
+    makes the rollback visible); tags and files go after that."""
     t, sm, io = table, table.snapshot_manager, table.file_io
     if (snapshot_id is None) == (tag is None):
         raise PaimonLabError("Give exactly one of snapshot_id and tag to roll back to")
@@ -249,49 +262,39 @@ def rollback_to(table: "Table", snapshot_id: int | None = None, tag: str | None 
             io.write_bytes(sm.path(target.id), target.to_json().encode())
     else:
         target = sm.snapshot(snapshot_id)
-    for tg in t.tags():
-        if tg.snapshot.id > target.id:
-            t.tag_manager.delete(tg.name)
-    keep = _protected(t)
+    doomed_tags = [tg for tg in t.tags() if tg.snapshot.id > target.id]
+    keep = _protected(t, skip_tags={tg.name for tg in doomed_tags})
     keep.add_snapshot(target)
     newer = [sm.snapshot(s) for s in sm.list_ids() if s > target.id]
-    # Hints first: readers must not be sent to a snapshot about to vanish.
-    sm.write_hint("LATEST", target.id)
-    for snap in sorted(newer, key=lambda s: -s.id):
-        entries: Iterable[ManifestEntry] = []
+    newer_files = FileReferences(t)
+    for snap in newer + [tg.snapshot for tg in doomed_tags]:
         try:
-            entries = [e for m in t.manifest_io.read_manifest_list(snap.delta_manifest_list)
-                       for e in t.manifest_io.read_manifest(m.file_name)]
-            if snap.changelog_manifest_list:
-                entries += [e for m in t.manifest_io.read_manifest_list(snap.changelog_manifest_list)
-                            for e in t.manifest_io.read_manifest(m.file_name)]
+            newer_files.add_snapshot(snap)
+            for meta in t.manifest_io.read_manifest_list(snap.delta_manifest_list):
+                # files added and compacted away again before the latest are live nowhere
+                newer_files.data_files.update((e.partition, e.bucket, e.file.file_name)
+                                              for e in t.manifest_io.read_manifest(meta.file_name) if e.kind == ADD)
         except PaimonLabError:
-            pass
+            pass  # an unreadable newer snapshot: what it alone used becomes an orphan
+    doomed = [join(t.bucket_path(part, bucket), name) for (part, bucket, name) in newer_files.data_files
+              if (part, bucket, name) not in keep.data_files]
+    doomed += [join(t.path, "index", n) for n in newer_files.index_files if n not in keep.index_files]
+    doomed += [join(t.path, "statistics", n) for n in newer_files.statistics if n not in keep.statistics]
+    doomed += [t.manifest_io.path(n) for n in newer_files.manifest_files if n not in keep.manifest_files]
+    for snap in sorted(newer, key=lambda s: s.id):
         io.delete(sm.path(snap.id))
-        for e in entries:
-            if e.kind == ADD and (e.partition, e.bucket, e.file.file_name) not in keep.data_files:
-                io.delete_quietly([join(t.bucket_path(e.partition, e.bucket), e.file.file_name)])
-        names = set(_manifest_lists(snap))
-        for name in list(names):
-            try:
-                names.update(m.file_name for m in t.manifest_io.read_manifest_list(name))
-            except PaimonLabError:
-                pass
-        if snap.index_manifest and snap.index_manifest != target.index_manifest:
-            names.add(snap.index_manifest)
-            try:
-                io.delete_quietly([join(t.path, "index", e.index_file.file_name) for e in
-                                   read_index_manifest(io, join(t.path, "manifest", snap.index_manifest))
-                                   if e.index_file.file_name not in keep.index_files])
-            except PaimonLabError:
-                pass
-        io.delete_quietly([t.manifest_io.path(n) for n in names if n not in keep.manifest_files])
+    sm.write_hint("LATEST", target.id)
+    for tg in doomed_tags:
+        t.tag_manager.delete(tg.name)
+    io.delete_quietly(doomed)
     return target
 
 
-def remove_orphan_files(table: "Table", older_than_millis: int | None = None) -> list[str]:
+def remove_orphan_files(table: "Table", older_than_millis: int | None = None, *, dry_run: bool = False) -> list[str]:
     """Delete files under the table that no snapshot, tag or branch references and that are older
-    than ``older_than_millis`` (default: a day ago, so in-flight commits are never touched)."""
+    than ``older_than_millis`` (default: a day ago, so in-flight commits are never touched).
+    In metadata directories (snapshot, schema, tag, consumer, branch) only the temporary files
+    of crashed writes qualify. Returns the paths (with ``dry_run``: that would be deleted)."""
     from .branch import list_branches
 
     t, io = table, table.file_io
@@ -305,31 +308,34 @@ def remove_orphan_files(table: "Table", older_than_millis: int | None = None) ->
             refs.add_snapshot(tag.snapshot)
     live_data = {name for (_, _, name) in refs.data_files}
     removed = []
-    skip_dirs = {"schema", "snapshot", "tag", "branch", "consumer", "statistics"}
+    metadata_dirs = {"schema", "snapshot", "tag", "branch", "consumer"}
 
-    def walk(directory: str, top: bool) -> None:
+    def walk(directory: str, top: bool, metadata: bool) -> None:
         for info in io.list_dir(directory):
             name = info.base_name
             if info.type.name == "Directory":
-                if top and name in skip_dirs:
-                    continue
-                walk(join(directory, name), False)
+                walk(join(directory, name), False, metadata or (top and name in metadata_dirs))
                 continue
             parent = directory.rsplit("/", 1)[-1]
             if name.startswith("."):
                 kind_ok = name.endswith(".tmp")  # a writer's temporary file, left by a crash
+            elif metadata:
+                kind_ok = False
             elif directory == join(t.path, "manifest"):
                 kind_ok = name not in refs.manifest_files
             elif directory == join(t.path, "index"):
                 kind_ok = name not in refs.index_files
+            elif directory == join(t.path, "statistics"):
+                kind_ok = name not in refs.statistics
             elif parent.startswith("bucket-"):
                 kind_ok = name not in live_data
             else:
                 kind_ok = False
             mtime = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
             if kind_ok and mtime < cutoff:
-                io.delete(join(directory, name))
+                if not dry_run:
+                    io.delete(join(directory, name))
                 removed.append(join(directory, name))
 
-    walk(t.path, True)
+    walk(t.path, True, False)
     return removed

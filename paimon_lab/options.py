@@ -128,6 +128,8 @@ _OPTIONS: list[Option] = [
     Option("sequence.auto-padding", None, str),
     Option("first-row.ignore-delete", False, _parse_bool),
     Option("partial-update.ignore-delete", False, _parse_bool),
+    Option("partial-update.remove-record-on-delete", False, _parse_bool),
+    Option("aggregation.remove-record-on-delete", False, _parse_bool),
     Option("ignore-delete", False, _parse_bool),
     Option("deletion-vectors.enabled", False, _parse_bool),
     Option("dynamic-bucket.target-row-num", 2_000_000, _parse_int),

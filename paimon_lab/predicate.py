@@ -77,10 +77,15 @@ class Leaf(Predicate):
             return f > lits[0]
         if self.op == ">=":
             return f >= lits[0]
-        if self.op == "in":
-            return f.isin(list(lits))
-        if self.op == "not_in":
-            return ~f.isin(list(lits)) & f.is_valid()
+        if self.op in ("in", "not_in"):
+            # SQL: NULL IN (...) is NULL, and so is a miss when the list holds a NULL; Arrow's
+            # is_in says false, which NOT would turn into a match.
+            values = [v for v in lits if v is not None]
+            unknown = pa.scalar(None, pa.bool_())
+            hit = pc.if_else(f.is_valid(), f.isin(values), unknown)
+            if len(values) < len(lits):
+                hit = pc.if_else(hit, True, unknown)
+            return hit if self.op == "in" else ~hit
         if self.op == "is_null":
             return f.is_null()
         if self.op == "is_not_null":

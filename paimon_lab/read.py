@@ -58,9 +58,9 @@ class TableRead:
 
     def _deletion_vector(self, split: DataSplit, file: DataFileMeta):
         t = self.table
-        if not t.schema.core.get("deletion-vectors.enabled") or not split.snapshot_id:
+        if not t.schema.core.get("deletion-vectors.enabled") or (split.snapshot is None and not split.snapshot_id):
             return None
-        _, dvs = t.deletion_vectors_at(split.snapshot_id).get((split.partition, split.bucket), (None, {}))
+        _, dvs = t.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
         return dvs.get(file.file_name)
 
     def read_file_rows(self, split: DataSplit, file: DataFileMeta, columns: Sequence[str] | None = None,
@@ -103,7 +103,7 @@ class TableRead:
         files = BucketFiles(t, layout, split.partition, split.bucket)
         if t.schema.core.get("deletion-vectors.enabled"):
             # Every key lives once above level 0; older versions are masked by deletion vectors.
-            _, dvs = t.deletion_vectors_at(split.snapshot_id).get((split.partition, split.bucket), (None, {}))
+            _, dvs = t.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
             kv = files.read([f for f in split.files if f.level > 0], dvs)
         else:
             from .mergetree.writer import needs_lookup

@@ -8,7 +8,7 @@ The filter is still applied to rows by the reader; pruning only skips what canno
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta, merge_entries
@@ -28,6 +28,8 @@ class DataSplit:
     bucket: int
     files: list[DataFileMeta]
     snapshot_id: int
+    #: the snapshot planned (it may be a tag's, whose snapshot file expired); None: read by id
+    snapshot: Snapshot | None = field(default=None, repr=False, compare=False)
 
     @property
     def row_count(self) -> int:
@@ -139,6 +141,6 @@ class FileStoreScan:
         splits = []
         for (part, bucket), files in groups.items():
             files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
-            splits.append(DataSplit(part, bucket, files, snapshot.id))
+            splits.append(DataSplit(part, bucket, files, snapshot.id, snapshot))
         splits.sort(key=lambda s: (s.partition, s.bucket))
         return splits

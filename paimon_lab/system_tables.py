@@ -549,7 +549,7 @@ def _merged_kv(table: "Table", split) -> pa.Table:
     layout = table.kv_layout
     files = BucketFiles(table, layout, split.partition, split.bucket)
     if table.schema.core.get("deletion-vectors.enabled"):
-        _, dvs = table.deletion_vectors_at(split.snapshot_id).get((split.partition, split.bucket), (None, {}))
+        _, dvs = table.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
         return files.read([f for f in split.files if f.level > 0], dvs)
     chosen = [f for f in split.files if f.level > 0] if needs_lookup(table.schema.core) else split.files
     kv = files.read(chosen)

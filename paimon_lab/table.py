@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+import warnings
 from contextlib import contextmanager
 from functools import cached_property
 from typing import Any, Iterator, Sequence
@@ -107,17 +108,24 @@ class Table:
 
         return merge_function_for(self.schema)
 
-    def deletion_vectors_at(self, snapshot_id: int) -> dict:
-        """{(partition, bucket): (index entry, {data file: DeletionVector})} of a snapshot (cached)."""
+    def deletion_vectors_at(self, snapshot: "Snapshot | int") -> dict:
+        """{(partition, bucket): (index entry, {data file: DeletionVector})} of a snapshot (cached).
+
+        Give the Snapshot itself where you have it: a tag's snapshot file may have expired, and
+        a rollback makes snapshot ids reusable. The cache is keyed by the (unique) index manifest."""
+        if not isinstance(snapshot, Snapshot):
+            snapshot = self.snapshot_manager.snapshot(snapshot)
+        if snapshot.index_manifest is None:
+            return {}
         cache = self.__dict__.setdefault("_dv_cache", {})
-        got = cache.get(snapshot_id)
+        got = cache.get(snapshot.index_manifest)
         if got is None:
             from .bucket import load_deletion_vectors
 
-            got = load_deletion_vectors(self, self.snapshot_manager.snapshot(snapshot_id))
+            got = load_deletion_vectors(self, snapshot)
             if len(cache) > 16:
                 cache.clear()
-            cache[snapshot_id] = got
+            cache[snapshot.index_manifest] = got
         return got
 
     def deletion_vectors(self, snapshot_id: int | None = None) -> pd.DataFrame:
@@ -126,7 +134,7 @@ class Table:
         snap = self.snapshot(snapshot_id)
         rows = []
         if snap is not None:
-            for (part, bucket), (_, vectors) in self.deletion_vectors_at(snap.id).items():
+            for (part, bucket), (_, vectors) in self.deletion_vectors_at(snap).items():
                 for name, dv in vectors.items():
                     rows.append((self.partition_codec.to_dict(part), bucket, name, dv.cardinality, dv.to_numpy()))
         return pd.DataFrame(rows, columns=["partition", "bucket", "file_name", "cardinality", "positions"])
@@ -319,7 +327,7 @@ class Table:
         splits = self.store_scan().plan(snap, pred)
         if read_optimized and self.schema.primary_keys:
             top = self.kv_layout_num_levels() - 1
-            splits = [DataSplit(s.partition, s.bucket, [f for f in s.files if f.level == top], s.snapshot_id)
+            splits = [DataSplit(s.partition, s.bucket, [f for f in s.files if f.level == top], s.snapshot_id, s.snapshot)
                       for s in splits]
             splits = [s for s in splits if s.files]
         return splits
@@ -369,7 +377,7 @@ class Table:
             from .progress import progress
 
             for (part, bucket), files in progress(list(groups.items()), desc="compacting buckets", unit="bucket"):
-                msg = compactor.compact(part, bucket, total[(part, bucket)], files, full)
+                msg = compactor.compact(part, bucket, total[(part, bucket)], files, full, latest)
                 if msg is not None:
                     messages.append(msg)
             if not messages:
@@ -391,7 +399,7 @@ class Table:
         key_types = self.kv_layout.key_types if self.schema.primary_keys else []
         from . import binary_row
 
-        dvs = self.deletion_vectors_at(snap.id) if self.schema.core.get("deletion-vectors.enabled") else {}
+        dvs = self.deletion_vectors_at(snap) if self.schema.core.get("deletion-vectors.enabled") else {}
         rows = []
         for e in self.store_scan().live_entries(snap):
             f = e.file
@@ -522,11 +530,12 @@ class Table:
 
         return rollback_to(self, snapshot_id, tag)
 
-    def remove_orphan_files(self, older_than_millis: int | None = None) -> list[str]:
-        """Delete unreferenced files older than the given time (default: one day ago)."""
+    def remove_orphan_files(self, older_than_millis: int | None = None, *, dry_run: bool = False) -> list[str]:
+        """Delete unreferenced files older than the given time (default: one day ago); returns
+        their paths (``dry_run``: only list them)."""
         from .expire import remove_orphan_files
 
-        return remove_orphan_files(self, older_than_millis)
+        return remove_orphan_files(self, older_than_millis, dry_run=dry_run)
 
     def create_branch(self, name: str, *, tag: str | None = None, snapshot_id: int | None = None) -> "Table":
         """Create a branch from a tag or snapshot (or empty); returns the branch as a Table."""
@@ -601,9 +610,31 @@ class TableWriter:
             raise
         self._done = True
         self.snapshot_id = first if first is not None else second
+        if first is not None and second is None and \
+                any(m.compact_before or m.compact_after or m.compact_index_changes for m in messages):
+            self._catch_up_compaction()
         if self.snapshot_id is not None and not self.table.schema.core.get("write-only"):
             self.table.expire_snapshots()  # as Paimon's committers do after each commit
         return self.snapshot_id
+
+    def _catch_up_compaction(self, attempts: int = 3) -> None:
+        """The data is committed but its compaction lost a race with another commit. Where
+        readers skip level 0 (deletion vectors, lookup changelog, first-row) the new rows would
+        stay invisible until some later compaction: compact again on the new latest snapshot."""
+        from .errors import CommitConflictError
+        from .mergetree.writer import needs_lookup
+
+        t = self.table
+        if not t.schema.primary_keys or not needs_lookup(t.schema.core) or t.schema.core.get("write-only"):
+            return
+        for _ in range(attempts):
+            try:
+                t.compact()
+                return
+            except CommitConflictError:
+                continue
+        warnings.warn(f"{t.identifier}: the new rows stay in level 0 (invisible to readers of this table kind) "
+                      "until the next compaction: it kept losing races with other commits", stacklevel=3)
 
     def _static_overwrite(self) -> Predicate | bool | None:
         """The partition spec of the overwrite (True: no spec), or None for a plain write."""

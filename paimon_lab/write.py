@@ -124,11 +124,13 @@ class AppendWriter:
         self.messages: dict[tuple[bytes, int], CommitMessage] = {}
         self._next_seq: dict[tuple[bytes, int], int] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
+        self._restored_snapshot = None
 
     def restored(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
         """Live files per (partition, bucket) of the latest snapshot."""
         if self._restored is None:
             latest = None if self.ignore_previous_files else self.table.snapshot_manager.latest()
+            self._restored_snapshot = latest
             self._restored = {k: [e.file for e in v]
                               for k, v in self.table.store_scan().files_by_bucket(latest).items()}
         return self._restored
@@ -228,9 +230,11 @@ class AppendWriter:
             compactor = AppendCompactor(self.table)
             for m in out:
                 files = self.restored().get((m.partition, m.bucket), []) + m.new_files
-                done = compactor.compact(m.partition, m.bucket, m.total_buckets, files, full=False)
+                done = compactor.compact(m.partition, m.bucket, m.total_buckets, files, full=False,
+                                         snapshot=self._restored_snapshot)
                 if done is not None:
                     m.compact_before, m.compact_after = done.compact_before, done.compact_after
+                    m.compact_index_changes = done.compact_index_changes
         self.messages = {}
         return out
 

@@ -40,19 +40,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
 from paimon_lab import Catalog, SchemaChange, Table
+from paimon_lab.errors import PaimonLabError
 
-# Known bugs, each with a strict xfail test at the end of this file. The machines steer around
-# them so that they keep exploring everything else; set a flag to False once its bug is fixed.
-KNOWN_BUGS = {
-    # Table.deletion_vectors_at caches by snapshot id; a rollback reuses ids -> stale vectors.
-    "dv_cache_keyed_by_snapshot_id": True,
-    # Reading a tag whose snapshot expired fails on deletion-vector tables (SnapshotNotExistError).
-    "dv_tag_of_expired_snapshot": True,
-    # Append-table compaction ignores deletion vectors: deleted rows come back.
-    "append_dv_compaction_resurrects_rows": True,
-    # 'x IN (...)' is False, not NULL, for a null x, so NOT (x IN ...) selects nulls.
-    "in_on_null_is_false": True,
-}
 
 PARTS_APPEND = ["a", "b", None]
 PARTS_PK = ["a", "b"]
@@ -159,8 +148,6 @@ def render(f: tuple, names: dict[int, str]) -> str:
     if op == "is_not_null":
         return f"{name} IS NOT NULL"
     if op == "in":
-        if KNOWN_BUGS["in_on_null_is_false"]:  # the same condition, without IN
-            return "(" + " OR ".join(f"{name} = {_lit(v)}" for v in f[2]) + ")"
         return f"{name} IN ({', '.join(_lit(v) for v in f[2])})"
     if op == "between":
         return f"{name} BETWEEN {f[2][0]} AND {f[2][1]}"
@@ -390,9 +377,6 @@ class TableMachine(RuleBasedStateMachine):
                 assert self.read_canon(snapshot_id=sid) == self.canon(contents), f"snapshot {sid}"
                 self.verified.add(sid)
         for name, (sid, contents, _) in sorted(self.tags.items()):
-            if (KNOWN_BUGS["dv_tag_of_expired_snapshot"] and sid not in self.snaps
-                    and self.options.get("deletion-vectors.enabled") == "true"):
-                continue
             if ("tag", name) not in self.verified:
                 assert self.read_canon(tag=name) == self.canon(contents), f"tag {name}"
                 self.verified.add(("tag", name))
@@ -439,7 +423,7 @@ class TableMachine(RuleBasedStateMachine):
         self.t.write(self.to_arrow_rows(rows), overwrite={"p": part}, row_kinds=kinds)
         self.commit_step(before, new_state, intermediate if self.lookup else None)
 
-    @precondition(lambda self: self.engine != "aggregation")  # see test_aggregation_* below
+    @precondition(lambda self: self.engine not in ("aggregation", "first-row"))  # see refused_dml
     @rule(data=st.data())
     def delete(self, data):
         before = set(self.snaps)
@@ -455,7 +439,7 @@ class TableMachine(RuleBasedStateMachine):
         self.t.delete(sql)
         self.commit_step(before, new_state, self.state if self.lookup else None, replay=True)
 
-    @precondition(lambda self: self.engine != "aggregation")
+    @precondition(lambda self: self.engine not in ("aggregation", "first-row"))
     @rule(data=st.data())
     def update(self, data):
         before = set(self.snaps)
@@ -480,9 +464,20 @@ class TableMachine(RuleBasedStateMachine):
         self.t.update({col.name: value}, sql)
         self.commit_step(before, new_state, self.state if self.lookup else None, replay=True)
 
+    @precondition(lambda self: self.engine in ("aggregation", "first-row"))
+    @rule(statement=st.sampled_from(["delete", "update"]))
+    def refused_dml(self, statement):
+        """UPDATE, and DELETE without remove-record-on-delete, are refused on these engines (as
+        Paimon's Spark integration does) and commit nothing."""
+        before = self.t.snapshot_manager.latest_id()
+        with pytest.raises(PaimonLabError, match=self.engine):
+            if statement == "delete":
+                self.t.delete("k > 0")
+            else:
+                self.t.update({"v": 1}, "k > 0")
+        assert self.t.snapshot_manager.latest_id() == before
+
     # ------------------------------------------------------------------ maintenance
-    @precondition(lambda self: not (KNOWN_BUGS["append_dv_compaction_resurrects_rows"]
-                                    and self.KIND == "append-dv"))
     @rule(full=st.booleans(), part=st.sampled_from([None, "a", "b"]))
     def compact(self, full, part):
         before = set(self.snaps)
@@ -550,8 +545,6 @@ class TableMachine(RuleBasedStateMachine):
         self.tags = {n: v for n, v in self.tags.items() if v[0] <= sid}
         self.state = copy.deepcopy(contents)
         self.reset_verification()
-        if KNOWN_BUGS["dv_cache_keyed_by_snapshot_id"]:
-            self.t = Table.open(self.t.path)  # drop the stale cache
 
     @rule()
     def remove_orphans(self):
@@ -596,7 +589,7 @@ class TableMachine(RuleBasedStateMachine):
 # ----------------------------------------------------------------------------- the tests
 
 # Heavier kinds get fewer examples; together about a minute on 2 cores.
-EXAMPLES = {"append": 6, "append-dv": 5}
+EXAMPLES = {"append": 8, "append-dv": 8}
 STEPS = int(os.environ.get("PAIMON_LAB_STATEFUL_STEPS", "22"))
 
 
@@ -611,5 +604,116 @@ def test_state_machine(kind):
     if os.environ.get("PAIMON_LAB_STATEFUL_NO_SHRINK"):
         phases.remove(Phase.shrink)
     run_state_machine_as_test(machine, settings=settings(
-        max_examples=max(1, int(EXAMPLES.get(kind, 3) * SCALE)), stateful_step_count=STEPS, deadline=None,
+        max_examples=max(1, int(EXAMPLES.get(kind, 6) * SCALE)), stateful_step_count=STEPS, deadline=None,
         suppress_health_check=list(HealthCheck), phases=phases))
+
+
+# ----------------------------------------------------------------------------- bugs the machines found
+# Minimal reproductions of bugs the machines found, kept as regression tests.
+
+def _table(tmp_path, schema, **kwargs):
+    cat = Catalog(str(tmp_path / "wh"))
+    cat.create_database("db", ignore_if_exists=True)
+    return cat.create_table("db.t", schema, **kwargs)
+
+
+def test_dv_cache_survives_rollback(tmp_path):
+    t = _table(tmp_path, pa.schema([("id", pa.int64())]), options={"deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": pa.array([1], pa.int64())}))  # snapshot 1
+    t.update({"id": 2})                                    # snapshot 2: a vector deletes row 0 of file 1
+    assert t.to_arrow()["id"].to_pylist() == [2]           # ... and is cached as "snapshot 2"
+    t.rollback_to(1)
+    t.write(pa.table({"id": pa.array([3], pa.int64())}))  # a different snapshot 2
+    assert sorted(Table.open(t.path).to_arrow()["id"].to_pylist()) == [1, 3]
+    assert sorted(t.to_arrow()["id"].to_pylist()) == [1, 3]  # a stale cached vector used to hide row 1
+
+
+@pytest.mark.parametrize("pk", [False, True])
+def test_dv_tag_of_expired_snapshot_reads(tmp_path, pk):
+    schema = pa.schema([("k", pa.int32()), ("v", pa.int64())])
+    options = {"deletion-vectors.enabled": "true", **({"bucket": "1"} if pk else {})}
+    t = _table(tmp_path, schema, primary_keys=["k"] if pk else [], options=options)
+    t.write(pa.table({"k": pa.array([1, 2], pa.int32()), "v": pa.array([1, 1], pa.int64())}))
+    t.create_tag("v1")
+    t.write(pa.table({"k": pa.array([3], pa.int32()), "v": pa.array([1], pa.int64())}))
+    t.expire_snapshots(retain_max=1, retain_min=1)
+    assert sorted(Table.open(t.path).to_arrow(tag="v1")["k"].to_pylist()) == [1, 2]
+
+
+@pytest.mark.parametrize("partition", [None, {"p": "a"}])
+def test_append_dv_compaction_keeps_deleted_rows_deleted(tmp_path, partition):
+    t = _table(tmp_path, pa.schema([("id", pa.int64()), ("p", pa.string())]), partition_keys=["p"],
+               options={"deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": pa.array([1, 2], pa.int64()), "p": ["a", "a"]}))
+    t.write(pa.table({"id": pa.array([3], pa.int64()), "p": ["a"]}))
+    t.delete("id = 1")
+    assert sorted(t.to_arrow()["id"].to_pylist()) == [2, 3]
+    t.compact(full=True, partition=partition)
+    assert sorted(t.to_arrow()["id"].to_pylist()) == [2, 3]  # compaction used to ignore the vectors
+
+
+@pytest.mark.parametrize("where", ["NOT (v IN (1, 2) AND id > 0)", "NOT (v = 1 AND v IN (1, 2))"])
+def test_in_is_null_for_null_values(tmp_path, where):
+    t = _table(tmp_path, pa.schema([("id", pa.int64()), ("v", pa.int64())]))
+    t.write(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": pa.array([1, None, 5], pa.int64())}))
+    assert t.to_arrow(filter=where)["id"].to_pylist() == [3]  # SQL: NOT(NULL) is NULL, not selected
+    t.delete(where)
+    assert sorted(t.to_arrow()["id"].to_pylist()) == [1, 2]
+
+
+AGG = pa.schema([("k", pa.int32()), ("v", pa.int64()), ("s", pa.string())])
+AGG_OPTIONS = {"bucket": "1", "merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
+               "fields.s.ignore-retract": "true"}
+
+
+def _rows(t, **cols):
+    return pa.table(cols).cast(t.schema.arrow_schema())
+
+
+def _write_agg(t):
+    t.write(_rows(t, k=[1, 2], v=[3, 4], s=["a", "b"]))
+
+
+@pytest.mark.parametrize("engine_options", [AGG_OPTIONS, {"bucket": "1", "merge-engine": "first-row"}])
+def test_update_and_merge_refused_where_the_engine_cannot_apply_them(tmp_path, engine_options):
+    """Aggregation would aggregate a rewritten row again, first-row would ignore it: refused, as
+    Paimon's Spark UPDATE/MERGE INTO does, and nothing is committed."""
+    t = _table(tmp_path, AGG, primary_keys=["k"], options=engine_options)
+    _write_agg(t)
+    latest = t.snapshot_manager.latest_id()
+    with pytest.raises(PaimonLabError, match="UPDATE is not supported"):
+        t.update({"s": "z"}, "k = 1")
+    with pytest.raises(PaimonLabError, match="MERGE INTO is not supported"):
+        t.merge_into(_rows(t, k=[1], v=[9], s=["z"]), on=["k"], matched_update=True)
+    assert t.snapshot_manager.latest_id() == latest
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["k"]) == \
+        [{"k": 1, "v": 3, "s": "a"}, {"k": 2, "v": 4, "s": "b"}]
+
+
+def test_delete_on_aggregation_needs_remove_record_on_delete(tmp_path):
+    t = _table(tmp_path, AGG, primary_keys=["k"], options=AGG_OPTIONS)
+    _write_agg(t)
+    with pytest.raises(PaimonLabError, match="aggregation.remove-record-on-delete"):
+        t.delete("k = 1")   # a -D would be a retraction: k=1 would stay with v = 0
+    assert t.snapshot_manager.latest_id() == 1
+    with pytest.raises(PaimonLabError, match="first-row"):
+        _table(tmp_path / "fr", AGG, primary_keys=["k"], options={"bucket": "1", "merge-engine": "first-row"}
+               ).delete("k = 1")
+
+
+@pytest.mark.parametrize("engine", ["aggregation", "partial-update"])
+def test_remove_record_on_delete(tmp_path, engine):
+    """'<engine>.remove-record-on-delete': -D removes the row, later rows start afresh (Java's
+    AggregateMergeFunction / PartialUpdateMergeFunction)."""
+    options = dict(AGG_OPTIONS) if engine == "aggregation" else {"bucket": "1", "merge-engine": engine}
+    options[f"{engine}.remove-record-on-delete"] = "true"
+    t = _table(tmp_path, AGG, primary_keys=["k"], options=options)
+    _write_agg(t)
+    t.write(_rows(t, k=[1], v=[10], s=[None]))
+    t.delete("k = 1")
+    assert t.to_arrow().to_pylist() == [{"k": 2, "v": 4, "s": "b"}]
+    t.write(_rows(t, k=[1], v=[5], s=[None]))          # starts afresh: no 3 + 10 carried over
+    t.write(_rows(t, k=[2, 2], v=[1, 1], s=["c", None]), row_kinds=["+I", "-D"])  # one batch: -D last
+    assert t.to_arrow().to_pylist() == [{"k": 1, "v": 5, "s": None}]
+    t.compact(full=True)
+    assert t.to_arrow().to_pylist() == [{"k": 1, "v": 5, "s": None}]

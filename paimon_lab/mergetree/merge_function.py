@@ -465,8 +465,12 @@ class MergeFunction:
     #: option named in the error when retractions are not accepted (None: they are accepted)
     retract_option: str | None = None
 
-    def __init__(self, ignore_delete: bool = False):
+    #: option that makes a -D row remove the whole row (state after it starts afresh)
+    remove_on_delete_option: str | None = None
+
+    def __init__(self, ignore_delete: bool = False, remove_on_delete: bool = False):
         self.ignore_delete = ignore_delete
+        self.remove_on_delete = remove_on_delete
 
     def prepare_input(self, rows: pa.Table) -> pa.Table:
         """Turn freshly written rows into what the engine stores (before any merge)."""
@@ -477,6 +481,8 @@ class MergeFunction:
         if kv.num_rows == 0:
             return kv
         kinds = _as_array(kv.column(VALUE_KIND)).to_numpy(zero_copy_only=False)
+        if self.remove_on_delete and not self.ignore_delete and (kinds == DELETE).any():
+            return self._merge_with_removals(kv, keys, kinds)
         retract = _is_retract(kinds)
         if retract.any():
             if self.ignore_delete:
@@ -491,6 +497,21 @@ class MergeFunction:
         groups = KeyGroups.of(kv, keys)
         kind_out, values = self._merge(kv, list(keys), groups, kinds, retract)
         return _assemble(kv, groups, kind_out, values)
+
+    def _merge_with_removals(self, kv: pa.Table, keys: Sequence[str], kinds: np.ndarray) -> pa.Table:
+        """'<engine>.remove-record-on-delete': rows up to a key's last -D are gone; a key whose
+        last row is that -D merges to a -D row, the others merge what follows it."""
+        groups = KeyGroups.of(kv, keys)
+        idx = np.arange(kv.num_rows, dtype=np.int64)
+        last_delete = np.maximum.reduceat(np.where(kinds == DELETE, idx, -1), groups.starts)[groups.ids]
+        keep = idx > last_delete
+        removed = (idx == last_delete) & (idx == groups.lasts[groups.ids])
+        rest = self.merge(kv.filter(pa.array(keep)), keys) if keep.any() else kv.slice(0, 0)
+        gone = kv.filter(pa.array(removed))
+        if gone.num_rows == 0:
+            return rest
+        out = pa.concat_tables([rest.cast(kv.schema) if rest.schema != kv.schema else rest, gone])
+        return out.take(pc.sort_indices(out, [(k, "ascending") for k in keys]))
 
     def _merge(self, kv: pa.Table, keys: list[str], groups: KeyGroups, kinds: np.ndarray,
                retract: np.ndarray) -> tuple[np.ndarray, dict[str, pa.Array | pa.ChunkedArray]]:
@@ -567,6 +588,7 @@ class PartialUpdateMergeFunction(MergeFunction):
     engine = "partial-update"
     ignore_delete_options = ("ignore-delete", "partial-update.ignore-delete")
     retract_option = "partial-update.ignore-delete"
+    remove_on_delete_option = "partial-update.remove-record-on-delete"
 
     def __init__(self, ignore_delete: bool = False, fixed: Sequence[str] = (),
                  sequence_groups: Sequence[SequenceGroup] = ()):
@@ -636,9 +658,11 @@ class AggregateMergeFunction(MergeFunction):
     """
 
     engine = "aggregation"
+    remove_on_delete_option = "aggregation.remove-record-on-delete"
 
-    def __init__(self, aggregators: Mapping[str, FieldAggregator], ignore_delete: bool = False):
-        super().__init__(ignore_delete)
+    def __init__(self, aggregators: Mapping[str, FieldAggregator], ignore_delete: bool = False,
+                 remove_on_delete: bool = False):
+        super().__init__(ignore_delete, remove_on_delete)
         self.aggregators = dict(aggregators)
 
     def prepare_input(self, rows: pa.Table) -> pa.Table:
@@ -713,8 +737,11 @@ def merge_function_for(schema) -> MergeFunction:
             function = (options.get(f"{FIELDS_PREFIX}{f.name}.aggregate-function") or default
                         or "last_non_null_value")
             aggregators[f.name] = create_field_aggregator(f.name, f.type, function, options)
-        return AggregateMergeFunction(aggregators, ignore_delete)
-    return PartialUpdateMergeFunction(ignore_delete, fixed, _sequence_groups(schema, fixed))
+        return AggregateMergeFunction(aggregators, ignore_delete,
+                                      _bool_option(options, AggregateMergeFunction.remove_on_delete_option))
+    fn = PartialUpdateMergeFunction(ignore_delete, fixed, _sequence_groups(schema, fixed))
+    fn.remove_on_delete = _bool_option(options, PartialUpdateMergeFunction.remove_on_delete_option)
+    return fn
 
 
 def _sequence_groups(schema, fixed: Sequence[str]) -> list[SequenceGroup]:

@@ -168,7 +168,7 @@ def _chunk_files(split, target_size: int) -> list:
         size += f.file_size
     if current:
         groups.append(current)
-    return [DataSplit(split.partition, split.bucket, g, split.snapshot_id) for g in groups]
+    return [DataSplit(split.partition, split.bucket, g, split.snapshot_id, split.snapshot) for g in groups]
 
 
 class PaimonReader(DataSourceReader):

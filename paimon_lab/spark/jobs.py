@@ -127,7 +127,8 @@ def write_table(df: "DataFrame", identifier: str, warehouse: str | None = None, 
 
 # ---------------------------------------------------------------------------------------- compaction
 
-def _compact_task(ref: TableRef, commit_user: str, full: bool, jobs: list[tuple]) -> tuple[str, Any]:
+def _compact_task(ref: TableRef, commit_user: str, full: bool, jobs: list[tuple],
+                  snapshot_id: int | None = None) -> tuple[str, Any]:
     """Compact some (partition, bucket)s on an executor; returns ('ok', messages) or
     ('error', text) after deleting anything this task wrote."""
     table = ref.open()
@@ -151,8 +152,9 @@ def _compact_task(ref: TableRef, commit_user: str, full: bool, jobs: list[tuple]
             from ..append_compact import AppendCompactor
 
             compactor = AppendCompactor(table)
+            snapshot = table.snapshot_manager.snapshot(snapshot_id) if snapshot_id is not None else None
             for part, bucket, total, files in jobs:
-                msg = compactor.compact(part, bucket, total, files, full)
+                msg = compactor.compact(part, bucket, total, files, full, snapshot)
                 if msg is not None:
                     messages.append(msg)
         if any(m.new_files or m.changelog_files for m in messages):
@@ -189,7 +191,7 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
 
     def run(it):
         for chunk in it:
-            yield _compact_task(ref, commit_user, full, chunk)
+            yield _compact_task(ref, commit_user, full, chunk, latest.id)
 
     results = spark.sparkContext.parallelize(slices, n).mapPartitions(run).collect()
     messages = [m for status, value in results if status == "ok" for m in value]
