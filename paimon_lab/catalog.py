@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Sequence
 
 import pyarrow as pa
 
+from . import types as T
 from .errors import (DatabaseAlreadyExistError, DatabaseNotEmptyError, DatabaseNotExistError,
-                     InvalidIdentifierError, TableAlreadyExistError, TableNotExistError)
+                     InvalidIdentifierError, SchemaError, TableAlreadyExistError, TableNotExistError)
 from .fs import CommitLock, FileIO, check_name, join
-from .schema import SchemaManager, new_schema
+from .schema import SchemaManager, TableSchema, new_schema
 from .table import Table
 
 DB_SUFFIX = ".db"
@@ -26,6 +28,53 @@ def split_identifier(identifier: str, default_db: str = DEFAULT_DATABASE) -> tup
     if len(parts) == 2:
         return check_name("database", parts[0]), check_name("table", parts[1])
     raise InvalidIdentifierError(f"Invalid table identifier '{identifier}': use 'database.table'")
+
+
+def table_schema_for(schema: "pa.Schema | TableSchema | None" = None, *,
+                     fields: "Sequence[T.DataField] | None" = None, primary_keys: Sequence[str] = (),
+                     partition_keys: Sequence[str] = (), options: dict[str, Any] | None = None,
+                     comment: str | None = None) -> TableSchema:
+    """Schema 0 of a new table, validated: from a pyarrow schema, from Paimon ``fields`` (keeping
+    types Arrow cannot tell apart: VARCHAR(n), CHAR(n), TIMESTAMP(p), ...), or a ready
+    :class:`TableSchema` (used as given, as schema 0)."""
+    if isinstance(schema, TableSchema):
+        if fields is not None or primary_keys or partition_keys or options or comment is not None:
+            raise SchemaError("Give either a TableSchema or fields / keys / options / comment, not both")
+        out = replace(schema, id=0) if schema.id != 0 else schema
+    elif fields is not None:
+        if schema is not None:
+            raise SchemaError("Give either a schema or fields, not both")
+        fields = list(fields)
+        for f in fields:
+            if not isinstance(f, T.DataField):
+                raise SchemaError(f"fields must be paimon_lab.types.DataField, got {type(f).__name__}")
+        base = new_schema(T.arrow_schema(fields), partition_keys=partition_keys, primary_keys=primary_keys,
+                          options={k: v for k, v in (options or {}).items()}, comment=comment)
+        counter = iter(range(1 << 30))
+        typed = []
+        for f in fields:
+            fid = next(counter)
+            dtype = T.assign_field_ids(f.type, counter)
+            if f.name in base.primary_keys:
+                dtype = dtype.copy(False)
+            typed.append(T.DataField(fid, f.name, dtype, f.description))
+        out = replace(base, fields=tuple(typed), highest_field_id=T.max_field_id(typed))
+    elif isinstance(schema, pa.Schema):
+        out = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys,
+                         options={k: v for k, v in (options or {}).items()}, comment=comment)
+    else:
+        raise SchemaError("create_table needs a pyarrow.Schema, a TableSchema or fields=[DataField, ...], "
+                          f"got {type(schema).__name__}")
+    if out.primary_keys:
+        from .mergetree.kv import KeyValueLayout
+        from .mergetree.merge_function import merge_function_for
+
+        KeyValueLayout(out)  # validates sequence.field
+        merge_function_for(out)  # validates merge engine options
+    from .fileindex import validate_file_index
+
+    validate_file_index(out.options, list(out.fields))
+    return out
 
 
 class Catalog:
@@ -93,25 +142,19 @@ class Catalog:
         db, _ = split_identifier(identifier)
         return self.database_exists(db) and bool(SchemaManager(self.file_io, self.table_path(identifier)).list_ids())
 
-    def create_table(self, identifier: str, schema: pa.Schema, *, primary_keys: Sequence[str] = (),
+    def create_table(self, identifier: str, schema: "pa.Schema | TableSchema | None" = None, *,
+                     fields: "Sequence[T.DataField] | None" = None, primary_keys: Sequence[str] = (),
                      partition_keys: Sequence[str] = (), options: dict[str, Any] | None = None,
                      comment: str | None = None, ignore_if_exists: bool = False) -> Table:
-        """Create a table from a pyarrow schema; returns it."""
+        """Create a table; returns it. The columns come from a pyarrow ``schema``, or from
+        ``fields`` (a list of :class:`paimon_lab.types.DataField`, for exact Paimon types such as
+        VARCHAR(20), CHAR(5), TIMESTAMP(3)), or ``schema`` is a whole :class:`TableSchema`."""
         db, name = split_identifier(identifier)
         if not self.database_exists(db):
             raise DatabaseNotExistError(db)
         full = f"{db}.{name}"
-        table_schema = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys,
-                                  options={k: v for k, v in (options or {}).items()}, comment=comment)
-        if table_schema.primary_keys:
-            from .mergetree.kv import KeyValueLayout
-            from .mergetree.merge_function import merge_function_for
-
-            KeyValueLayout(table_schema)  # validates sequence.field
-            merge_function_for(table_schema)  # validates merge engine options
-        from .fileindex import validate_file_index
-
-        validate_file_index(table_schema.options, list(table_schema.fields))
+        table_schema = table_schema_for(schema, fields=fields, primary_keys=primary_keys,
+                                        partition_keys=partition_keys, options=options, comment=comment)
         path = self.table_path(full)
         manager = SchemaManager(self.file_io, path)
         if manager.list_ids():
@@ -153,6 +196,19 @@ class Catalog:
             db, name = split_identifier(identifier)
             raise TableNotExistError(f"{db}.{name}")
         self.file_io.delete_dir(self.table_path(identifier))
+
+    def rename_table(self, identifier: str, new_identifier: str) -> None:
+        """Rename ``db.t`` to ``db2.t2`` (the table directory moves)."""
+        if not self.table_exists(identifier):
+            db, name = split_identifier(identifier)
+            raise TableNotExistError(f"{db}.{name}")
+        ndb, nname = split_identifier(new_identifier)
+        if not self.database_exists(ndb):
+            raise DatabaseNotExistError(ndb)
+        if self.table_exists(new_identifier) or self.file_io.exists(self.table_path(new_identifier)):
+            raise TableAlreadyExistError(f"{ndb}.{nname}")
+        self.file_io.fs.move(self.file_io.arrow_path(self.table_path(identifier)),
+                             self.file_io.arrow_path(self.table_path(new_identifier)))
 
     def __repr__(self) -> str:
         return f"Catalog({self.warehouse!r})"

@@ -48,13 +48,13 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from . import types as T
-from .catalog import DB_SUFFIX, split_identifier
+from .catalog import DB_SUFFIX, split_identifier, table_schema_for
 from .errors import (CatalogError, CommitError, DatabaseAlreadyExistError, DatabaseNotEmptyError,
                      DatabaseNotExistError, OptionError, TableAlreadyExistError, TableNotExistError)
 from .fs import CommitLock, FileIO, _local_path, check_name, join
 from .fs_options import filesystem_from_options
 from .options import parse_duration
-from .schema import SchemaManager, new_schema
+from .schema import SchemaManager, TableSchema
 from .table import Table
 
 DEFAULT_CATALOG_KEY = "jdbc"
@@ -679,10 +679,13 @@ class JdbcCatalog:
             f"SELECT table_name FROM {TABLES} WHERE catalog_key = ? AND database_name = ?",
             (self.catalog_key, database)))
 
-    def create_table(self, identifier: str, schema: pa.Schema, *, primary_keys: Sequence[str] = (),
+    def create_table(self, identifier: str, schema: "pa.Schema | TableSchema | None" = None, *,
+                     fields: "Sequence[T.DataField] | None" = None, primary_keys: Sequence[str] = (),
                      partition_keys: Sequence[str] = (), options: dict[str, Any] | None = None,
                      comment: str | None = None, ignore_if_exists: bool = False) -> Table:
-        """Create a table from a pyarrow schema and register it; returns it."""
+        """Create a table and register it; returns it. Columns come from a pyarrow ``schema``,
+        from ``fields`` (Paimon :class:`~paimon_lab.types.DataField` s, exact types) or ``schema``
+        is a whole :class:`~paimon_lab.schema.TableSchema` (see :meth:`Catalog.create_table`)."""
         db, name = split_identifier(identifier)
         full = f"{db}.{name}"
         if not self.database_exists(db):
@@ -693,14 +696,8 @@ class JdbcCatalog:
             raise TableAlreadyExistError(full)
         if self._view_json(db, name) is not None:
             raise CatalogError(f"Cannot create table '{full}': a view with that name exists")
-        table_schema = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys,
-                                  options={k: v for k, v in (options or {}).items()}, comment=comment)
-        if table_schema.primary_keys:
-            from .mergetree.kv import KeyValueLayout
-            from .mergetree.merge_function import merge_function_for
-
-            KeyValueLayout(table_schema)  # validates sequence.field
-            merge_function_for(table_schema)  # validates merge engine options
+        table_schema = table_schema_for(schema, fields=fields, primary_keys=primary_keys,
+                                        partition_keys=partition_keys, options=options, comment=comment)
         path = join(self.database_path(db), name)
         manager = SchemaManager(self.file_io, path)
         if manager.list_ids() or not manager.create(table_schema):
@@ -759,6 +756,31 @@ class JdbcCatalog:
             raise TableNotExistError(f"{db}.{name}")
         self.file_io.delete_dir(path)
 
+    def rename_table(self, identifier: str, new_identifier: str) -> None:
+        """Rename a table: its directory moves to the new name's place and the registry row follows."""
+        db, name = split_identifier(identifier)
+        ndb, nname = split_identifier(new_identifier)
+        if not self._registered(db, name):
+            raise TableNotExistError(f"{db}.{name}")
+        if not self.database_exists(ndb):
+            raise DatabaseNotExistError(ndb)
+        if self._registered(ndb, nname) or self._view_json(ndb, nname) is not None:
+            raise TableAlreadyExistError(f"{ndb}.{nname}")
+        src, dst = join(self.database_path(db), name), join(self.database_path(ndb), nname)
+        if self.file_io.exists(dst):
+            raise CatalogError(f"Cannot rename table '{db}.{name}' to '{ndb}.{nname}': {dst} exists")
+        if not self.db.insert(f"INSERT INTO {TABLES} (catalog_key, database_name, table_name) VALUES (?, ?, ?)",
+                              (self.catalog_key, ndb, nname)):
+            raise TableAlreadyExistError(f"{ndb}.{nname}")
+        try:
+            self.file_io.fs.move(self.file_io.arrow_path(src), self.file_io.arrow_path(dst))
+        except BaseException:
+            self.db.execute(f"DELETE FROM {TABLES} WHERE catalog_key = ? AND database_name = ? AND table_name = ?",
+                            (self.catalog_key, ndb, nname))
+            raise
+        self.db.execute(f"DELETE FROM {TABLES} WHERE catalog_key = ? AND database_name = ? AND table_name = ?",
+                        (self.catalog_key, db, name))
+
     # ------------------------------------------------------------------ views
     def _view_json(self, db: str, name: str) -> str | None:
         rows = self.db.query(
@@ -811,6 +833,45 @@ class JdbcCatalog:
             (self.catalog_key, db, name))
         if not deleted and not ignore_if_not_exists:
             raise ViewNotExistError(f"{db}.{name}")
+
+    def alter_view(self, identifier: str, query: str, schema: pa.Schema, comment: str | None = None, *,
+                   dialects: Mapping[str, str] | None = None, options: Mapping[str, str] | None = None) -> View:
+        """Replace the definition (query and result schema) of an existing view."""
+        db, name = split_identifier(identifier)
+        full = f"{db}.{name}"
+        if not isinstance(query, str) or not query.strip():
+            raise CatalogError(f"Cannot alter view '{full}': the query is empty")
+        if not isinstance(schema, pa.Schema):
+            raise CatalogError(f"Cannot alter view '{full}': the schema must be a pyarrow.Schema, "
+                               f"got {type(schema).__name__}")
+        view = View(full, query, tuple(T.fields_from_arrow(schema)), comment,
+                    {str(k): str(v) for k, v in (dialects or {}).items()},
+                    {str(k): str(v) for k, v in (options or {}).items()})
+        changed = self.db.execute(
+            f"UPDATE {VIEWS} SET view_schema = ? WHERE catalog_key = ? AND database_name = ? AND view_name = ?",
+            (view.to_json(), self.catalog_key, db, name))
+        if not changed:
+            raise ViewNotExistError(full)
+        return view
+
+    def rename_view(self, identifier: str, new_identifier: str) -> None:
+        db, name = split_identifier(identifier)
+        ndb, nname = split_identifier(new_identifier)
+        if self._view_json(db, name) is None:
+            raise ViewNotExistError(f"{db}.{name}")
+        if not self.database_exists(ndb):
+            raise DatabaseNotExistError(ndb)
+        if self._registered(ndb, nname):
+            raise ViewAlreadyExistError(f"{ndb}.{nname}", "a table with that name exists")
+        with self.db.transaction():
+            if not self.db.insert(
+                    f"INSERT INTO {VIEWS} (catalog_key, database_name, view_name, view_schema) "
+                    f"SELECT catalog_key, ?, ?, view_schema FROM {VIEWS} "
+                    "WHERE catalog_key = ? AND database_name = ? AND view_name = ?",
+                    (ndb, nname, self.catalog_key, db, name)):
+                raise ViewAlreadyExistError(f"{ndb}.{nname}")
+            self.db.execute(f"DELETE FROM {VIEWS} WHERE catalog_key = ? AND database_name = ? AND view_name = ?",
+                            (self.catalog_key, db, name))
 
     def list_views(self, database: str) -> list[str]:
         if not self.database_exists(database):

@@ -247,6 +247,8 @@ def bind(pred: Predicate, schema: pa.Schema) -> Predicate:
         if pred.column not in schema.names:
             raise FilterError(f"Filter refers to unknown column '{pred.column}'; columns are {schema.names}")
         target = schema.field(pred.column).type
+        if pa.types.is_decimal(target) and pred.literals:
+            return _bind_decimal(pred, target)
         return Leaf(pred.op, pred.column, tuple(_coerce(v, target, pred.column) for v in pred.literals))
     if isinstance(pred, (And, Or)):
         return type(pred)(tuple(bind(c, schema) for c in pred.children))
@@ -274,6 +276,73 @@ def _coerce(value: Any, target: pa.DataType, column: str) -> Any:
         return pa.scalar(value).cast(target).as_py()
     except (TypeError, ValueError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise FilterError(f"Value {value!r} cannot be compared with column '{column}' of type {target}") from None
+
+
+# --------------------------------------------------------------------------- parsing
+
+_CMP = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
+
+
+def _exact_decimal(value: Any, target: pa.DataType, column: str):
+    """A literal as an exact Decimal (a float by its shortest repr, as it was written)."""
+    import decimal
+
+    if isinstance(value, decimal.Decimal):
+        out = value
+    elif isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise FilterError(f"Value {value!r} cannot be compared with column '{column}' of type {target}")
+    else:
+        try:
+            out = decimal.Decimal(repr(value) if isinstance(value, float) else str(value).strip())
+        except decimal.InvalidOperation:
+            raise FilterError(f"Value {value!r} cannot be compared with column '{column}' of type {target}") from None
+    if not out.is_finite():
+        raise FilterError(f"Value {value!r} cannot be compared with column '{column}' of type {target}")
+    return out
+
+
+def _bind_decimal(pred: "Leaf", target: pa.DataType) -> Predicate:
+    """Bind a leaf on a DECIMAL(p, s) column. Literals (int, float, Decimal, numeric text) that
+    the column type holds exactly become values of that type; others are compared exactly by
+    rewriting the leaf: ``x > 10.555`` on DECIMAL(10, 2) is ``x >= 10.56``, ``x = 10.555``
+    matches nothing, a literal beyond the type's range compares with its largest value."""
+    import decimal
+
+    if pred.op == "starts_with":
+        raise FilterError(f"Column '{pred.column}' of type {target} cannot be matched with LIKE")
+    scale, precision = target.scale, target.precision
+    with decimal.localcontext() as ctx:
+        ctx.prec = 100
+        quantum = decimal.Decimal(1).scaleb(-scale)
+        largest = (decimal.Decimal(10) ** precision - 1).scaleb(-scale)
+        exact = [None if v is None else _exact_decimal(v, target, pred.column) for v in pred.literals]
+
+        def fits(v) -> bool:
+            return abs(v) <= largest and v == v.quantize(quantum, rounding=decimal.ROUND_FLOOR)
+
+        def q(v, rounding=decimal.ROUND_FLOOR):
+            return v.quantize(quantum, rounding=rounding)
+
+        if pred.op in ("in", "not_in"):
+            kept = tuple(None if v is None else q(v) for v in exact if v is None or fits(v))
+            return Leaf(pred.op, pred.column, kept)  # a value the column cannot hold matches no row
+        v = exact[0]
+        if v is None or fits(v):
+            return Leaf(pred.op, pred.column, (None if v is None else q(v),))
+        nothing = Leaf("in", pred.column, ())
+        not_null = Leaf("is_not_null", pred.column)
+        if pred.op == "=":
+            return nothing
+        if pred.op == "!=":
+            return not_null
+        if v > largest:
+            return nothing if pred.op in (">", ">=") else not_null
+        if v < -largest:
+            return not_null if pred.op in (">", ">=") else nothing
+        if pred.op in (">", ">="):
+            return Leaf(">=", pred.column, (q(v, decimal.ROUND_CEILING),))
+        return Leaf("<=", pred.column, (q(v, decimal.ROUND_FLOOR),))
 
 
 # --------------------------------------------------------------------------- parsing

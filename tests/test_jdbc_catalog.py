@@ -388,3 +388,111 @@ def test_commits_on_a_store_without_atomic_create_take_the_jdbc_lock(db_uri, key
                         (f"{key}.db.t", "snapshot-2"), (f"{key}.db.t", "tag-v1")]
     with JdbcCatalog(db_uri, wh, catalog_key=key, filesystem=fs, options={"lock.enabled": "false"}) as cat:
         assert type(cat.file_io.lock) is not JdbcCommitLock
+
+
+# --------------------------------------------------------------------------- from SQL
+
+def _sql_uri(db_uri: str) -> str:
+    """The JDBC spelling of a test database uri (jdbc:sqlite:/path, jdbc:postgresql://...)."""
+    if db_uri.startswith("sqlite:///"):
+        return "jdbc:sqlite:" + db_uri[len("sqlite://"):]
+    return "jdbc:" + db_uri
+
+
+def test_sql_create_catalog_jdbc(db_uri, key, tmp_path):
+    pytest.importorskip("duckdb")
+    from paimon_lab.sql import Session, SqlError
+
+    from urllib.parse import urlparse
+
+    wh = str(tmp_path / "wh")
+    user = urlparse(db_uri).username or "paimon"  # SQLite ignores the credentials
+    ddl = (f"CREATE CATALOG c WITH ('type'='paimon', 'metastore'='jdbc', 'uri'='{_sql_uri(db_uri)}', "
+           f"'jdbc.user'='{user}', 'jdbc.password'='', 'catalog-key'='{key}', 'warehouse'='{wh}')")
+    s = Session()
+    s.run(ddl + "; USE CATALOG c")
+    cat = s.catalogs["c"].catalog
+    assert isinstance(cat, JdbcCatalog) and cat.catalog_key == key
+    s.run("CREATE DATABASE shop; USE shop")
+    s.run("CREATE TABLE orders (id INT PRIMARY KEY NOT ENFORCED, item VARCHAR(20), code CHAR(5), "
+          "at TIMESTAMP(3), price DECIMAL(10, 2)) WITH ('bucket' = '1')")
+    s.run("INSERT INTO orders VALUES (1, 'pen', 'P', TIMESTAMP '2024-01-01 10:00:00', 1.50), "
+          "(2, 'book', 'B', NULL, 12.00), (3, 'lamp', 'L', NULL, 30.25)")
+    s.run("UPDATE orders SET price = 13 WHERE id = 2")
+    assert s.execute("SELECT id FROM orders WHERE price > 10 ORDER BY id").column(0).to_pylist() == [2, 3]
+    # registered in the catalog database, with the declared types in schema-0
+    assert cat.list_tables("shop") == ["orders"]
+    raw = json.load(open(os.path.join(wh, "shop.db", "orders", "schema", "schema-0")))
+    assert [f["type"] for f in raw["fields"]][:4] == ["INT NOT NULL", "VARCHAR(20)", "CHAR(5)", "TIMESTAMP(3)"]
+    # views live in paimon_views
+    s.run("CREATE VIEW dear (name, cost) COMMENT 'pricey' AS SELECT item, price FROM orders WHERE price > 10")
+    assert cat.list_views("shop") == ["dear"]
+    assert cat.get_view("shop.dear").schema.names == ["name", "cost"]
+    assert s.execute("SELECT name FROM dear WHERE cost < 20").column(0).to_pylist() == ["book"]
+    assert s.last_scans[0].filter is not None  # the view's filter and ours reached the read
+    s.run("ALTER VIEW dear AS SELECT item, price * 2 FROM orders")
+    assert sorted(s.execute("SELECT cost FROM dear").column(0).to_pylist()) == [3, 26, 60.5]
+    s.run("ALTER VIEW dear RENAME TO costly")
+    assert cat.list_views("shop") == ["costly"]
+    s.run("ALTER TABLE orders RENAME TO orders2")
+    assert cat.list_tables("shop") == ["orders2"] and not os.path.exists(os.path.join(wh, "shop.db", "orders"))
+    assert s.execute("SHOW TABLES").column(0).to_pylist() == ["orders2"]
+    with pytest.raises(SqlError, match="does not exist"):
+        s.execute("SELECT * FROM costly")  # the view still reads `orders`
+    s.run("ALTER VIEW costly AS SELECT item, price FROM orders2")
+    s.close()
+
+    # a new session (a restarted notebook) finds everything through the catalog database
+    s2 = Session()
+    s2.run(ddl + "; USE CATALOG c; USE shop")
+    assert s2.execute("SHOW VIEWS").column(0).to_pylist() == ["costly"]
+    assert sorted(s2.execute("SELECT name FROM costly").column(0).to_pylist()) == ["book", "lamp", "pen"]
+    s2.run("DROP VIEW costly; DROP TABLE orders2")
+    assert cat.list_tables("shop") == [] and cat.list_views("shop") == []
+    # a filesystem catalog on the same warehouse does not see JDBC-only registrations
+    assert Catalog(wh).list_tables("shop") == []
+
+
+def test_sql_jdbc_catalog_errors(tmp_path):
+    pytest.importorskip("duckdb")
+    from paimon_lab.sql import Session, SqlError
+
+    s = Session()
+    with pytest.raises(SqlError, match="Cannot open JDBC catalog 'c'.*needs a database uri"):
+        s.run(f"CREATE CATALOG c WITH ('type'='paimon', 'metastore'='jdbc', 'uri'='jdbc:sqlite:', "
+              f"'warehouse'='s3://bucket/wh')")
+    # the default SQLite file inside a local warehouse
+    s.run(f"CREATE CATALOG d WITH ('type'='paimon', 'metastore'='jdbc', 'warehouse'='{tmp_path}/wh')")
+    assert isinstance(s.catalogs["d"].catalog, JdbcCatalog)
+    assert os.path.exists(tmp_path / "wh" / "paimon-jdbc-catalog.sqlite")
+
+
+def test_jdbc_rename_and_alter_view_api(jdbc, sample_schema):
+    from paimon_lab import types as T
+
+    jdbc.create_database("db")
+    t = jdbc.create_table("db.t", fields=[T.DataField(0, "id", T.parse_type("BIGINT")),
+                                          T.DataField(1, "s", T.parse_type("VARCHAR(7)"))])
+    assert str(t.schema.field("s").type) == "VARCHAR(7)"
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "s": ["x"]}))
+    jdbc.rename_table("db.t", "db.t2")
+    assert jdbc.list_tables("db") == ["t2"] and jdbc.get_table("db.t2").to_arrow().num_rows == 1
+    with pytest.raises(TableNotExistError):
+        jdbc.rename_table("db.t", "db.t3")
+    jdbc.create_table("db.t3", sample_schema)
+    with pytest.raises(TableAlreadyExistError):
+        jdbc.rename_table("db.t2", "db.t3")
+    one = pa.schema([("one", pa.int32())])
+    jdbc.create_view("db.v", "SELECT 1 AS one", one)
+    jdbc.alter_view("db.v", "SELECT 2 AS one", one, comment="two")
+    assert (jdbc.get_view("db.v").query, jdbc.get_view("db.v").comment) == ("SELECT 2 AS one", "two")
+    jdbc.rename_view("db.v", "db.w")
+    assert jdbc.list_views("db") == ["w"]
+    with pytest.raises(ViewNotExistError):
+        jdbc.alter_view("db.v", "SELECT 1", one)
+    jdbc.create_view("db.x", "SELECT 1 AS one", one)
+    with pytest.raises(ViewAlreadyExistError):
+        jdbc.rename_view("db.w", "db.x")
+    with pytest.raises(ViewAlreadyExistError):
+        jdbc.rename_view("db.w", "db.t2")
+    assert jdbc.list_views("db") == ["w", "x"]

@@ -104,3 +104,38 @@ def test_engine_spark(fresh, spark):
     assert res.success, res.error_in_exec
     assert res.result.to_dict("list") == {"k": [1, 2, 3], "v": ["a", "b", "c"]}
     assert fresh.user_ns["sdf"].to_dict("list") == res.result.to_dict("list")
+
+
+def test_jdbc_catalog_views_and_materialized_table_across_a_restart(ip, tmp_path):
+    """A notebook on a JDBC (SQLite) catalog: views and a materialized table survive a kernel
+    restart (a new default session)."""
+    import paimon_lab.sql as sql_module
+
+    create = (f"CREATE CATALOG j WITH ('type'='paimon', 'metastore'='jdbc', "
+              f"'uri'='jdbc:sqlite:{tmp_path}/cat.db', 'catalog-key'='nb', 'warehouse'='{tmp_path / 'wh'}');\n"
+              "USE CATALOG j;\n")
+    sql_module.set_default_session(None)
+    try:
+        res = ip.run_cell("%%paimon\n" + create + """
+CREATE TABLE sales (id INT, amount DECIMAL(10, 2), region VARCHAR(10));
+INSERT INTO sales VALUES (1, 5.50, 'eu'), (2, 20.00, 'us'), (3, 12.25, 'eu');
+CREATE VIEW big AS SELECT * FROM sales WHERE amount > 10;
+ALTER VIEW big AS SELECT id, region FROM sales WHERE amount > 6;
+CREATE MATERIALIZED TABLE by_region FRESHNESS = INTERVAL '1' HOUR REFRESH_MODE = FULL
+  AS SELECT region, count(*) AS n FROM sales GROUP BY region;
+ALTER MATERIALIZED TABLE by_region SUSPEND;
+""")
+        assert res.success, res.error_in_exec
+        sql_module.default_session().close()
+        sql_module.set_default_session(None)  # the kernel restarts
+        res = ip.run_cell("%%paimon\n" + create + """
+INSERT INTO sales VALUES (4, 99.00, 'us');
+ALTER MATERIALIZED TABLE by_region REFRESH;
+SELECT b.region, n FROM (SELECT region FROM big WHERE region = 'us') b JOIN by_region USING (region)
+""")
+        assert res.success, res.error_in_exec
+        assert res.result.to_dict("list") == {"region": ["us", "us"], "n": [2, 2]}
+        assert not sql_module.default_session()._timers  # still suspended
+    finally:
+        sql_module.default_session().close()
+        sql_module.set_default_session(None)

@@ -840,3 +840,249 @@ def test_paimon_lab_sql_function(wh):
     assert rows(sql_module("SELECT count(*) FROM db.t", catalog=wh)) == [(2,)]  # the module is callable
     assert rows(paimon_lab.sql.sql("USE db; SELECT max(a) FROM t", catalog=wh + "/")) == [(2,)]
     assert paimon_lab.sql.Session is Session
+
+
+# ============================================================================================ pushdown into views
+
+@pytest.fixture
+def layered(s):
+    """t (5 files, 3 partitions) and u, plus a view over t."""
+    s.run("CREATE TABLE t (k INT, v STRING, g INT, dt STRING) PARTITIONED BY (dt)")
+    for i in range(5):
+        s.run("INSERT INTO t VALUES " + ", ".join(
+            f"({i * 10 + j}, 'v{i * 10 + j}', {j % 3}, 'd{j % 3}')" for j in range(10)))
+    s.run("CREATE TABLE u (k INT, w STRING); INSERT INTO u VALUES (1, 'x'), (12, 'y'), (99, 'z')")
+    s.run("CREATE VIEW tv AS SELECT * FROM t")
+    return s
+
+
+def _reference(s, sql: str) -> list[tuple]:
+    """The query run by plain DuckDB over whole copies of t and u (tv spelled as a subquery)."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.register("t", s.execute("SELECT * FROM t"))
+    con.register("u", s.execute("SELECT * FROM u"))
+    out = con.execute(sql.replace("FROM tv", "FROM (SELECT * FROM t) tv").replace("JOIN tv", "JOIN (SELECT * FROM t) tv"))
+    return sorted(out.fetchall(), key=lambda r: tuple((x is None, str(x)) for x in r))
+
+
+def _check(s, sql: str) -> list:
+    got = rows(s.execute(sql))
+    scans = [sc for sc in s.last_scans if sc.table == "paimon.default.t"]
+    assert got == _reference(s, sql), sql
+    return scans
+
+
+@pytest.mark.parametrize("sql, pushed", [
+    ("SELECT * FROM tv WHERE k = 12", "k"),
+    ("SELECT v FROM tv WHERE dt = 'd1' AND k > 30", "dt"),
+    ("SELECT * FROM (SELECT * FROM t) s WHERE s.k = 12", "k"),
+    ("SELECT kk FROM (SELECT k AS kk, v FROM t) x WHERE kk IN (1, 12)", "k"),
+    ("WITH c AS (SELECT * FROM t) SELECT v FROM c WHERE k = 2", "k"),
+    ("WITH c AS (SELECT k, g FROM t WHERE g = 1) SELECT * FROM (SELECT * FROM c) y WHERE k < 20", "g"),
+    ("SELECT * FROM (SELECT g, count(*) AS n FROM t GROUP BY g) x WHERE g = 2", "g"),
+    ("SELECT * FROM (SELECT DISTINCT dt FROM tv) x WHERE dt = 'd0'", "dt"),
+    ("SELECT * FROM (SELECT k, v FROM t UNION ALL SELECT k, w FROM u) x WHERE k = 12", "k"),
+    ("SELECT x.k, x.w FROM (SELECT t.k, u.w FROM t JOIN u ON t.k = u.k) x WHERE x.k = 12", "k"),
+    ("SELECT * FROM u JOIN tv ON u.k = tv.k WHERE tv.g = 0", "g"),
+    ("SELECT * FROM (SELECT * FROM (SELECT * FROM tv) a WHERE g = 1) b WHERE k > 40", "k"),
+])
+def test_filters_reach_the_scan_through_views_and_subqueries(layered, sql, pushed):
+    scans = _check(layered, sql)
+    assert scans and all(sc.filter is not None and f"column='{pushed}'" in sc.filter for sc in scans), scans
+    assert all(sc.rows < 50 for sc in scans)  # only matching rows left the read
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM (SELECT g, count(*) AS n FROM t GROUP BY g) x WHERE n > 16",  # filter on an aggregate
+    "SELECT count(*) FROM (SELECT count(*) AS c FROM t) x WHERE c = 0",  # global aggregate
+    "SELECT * FROM (SELECT * FROM t ORDER BY k LIMIT 5) x WHERE k > 2",  # LIMIT inside
+    "SELECT * FROM (SELECT k, row_number() OVER (ORDER BY k) AS rn FROM t) x WHERE k > 45",  # window
+    "SELECT * FROM u LEFT JOIN (SELECT * FROM t) x ON u.k = x.k WHERE x.k IS NULL",  # null-supplying side
+    "WITH c AS (SELECT * FROM t) SELECT a.v FROM c a JOIN c b ON a.k = b.k + 1 WHERE a.k = 2",  # CTE read twice
+])
+def test_filters_that_must_not_move_below(layered, sql):
+    scans = _check(layered, sql)
+    assert all(sc.filter is None for sc in scans) and all(sc.rows == 50 for sc in scans), scans
+
+
+def test_projection_through_views(layered):
+    s = layered
+    assert _check(s, "SELECT k FROM tv WHERE k < 3")[0].columns == ["k"]
+    assert _check(s, "SELECT count(*) FROM tv")[0].columns is not None
+    assert _check(s, "SELECT x.v FROM (SELECT * FROM t) x WHERE g = 2")[0].columns == ["v", "g"]
+    # a star whose columns matter stays whole: DISTINCT, renamed columns, the outer SELECT *
+    assert _check(s, "SELECT count(*) FROM (SELECT DISTINCT * FROM t) x")[0].columns is None
+    assert _check(s, "SELECT a FROM (SELECT * FROM t) AS x(a, b, c, d)")[0].columns is None
+    assert _check(s, "SELECT * FROM (SELECT * FROM t) x")[0].columns is None
+    assert _check(s, "SELECT to_json(x) FROM (SELECT * FROM t) x WHERE k = 1")[0].columns is None  # the row
+    assert _check(s, "SELECT COLUMNS('^[kv]$') FROM (SELECT * FROM t) x")[0].columns is None
+    plan = s.execute("EXPLAIN SELECT v FROM tv WHERE k = 7")
+    assert "column='k'" in plan.column("filter")[0].as_py() and plan.column("columns")[0].as_py() == "k, v"
+
+
+# ============================================================================================ ALTER VIEW
+
+def test_alter_view(s, wh):
+    s.run("CREATE TABLE base (a INT, b STRING); INSERT INTO base VALUES (1, 'x'), (2, 'y'), (3, 'z')")
+    s.run("CREATE VIEW v (c1, c2) COMMENT 'small' AS SELECT a, b FROM base WHERE a < 3")
+    s.run("ALTER VIEW v AS SELECT a * 10, b FROM base WHERE a > 1")
+    assert q(s, "SELECT * FROM v") == [(20, "y"), (30, "z")]
+    text = s.execute("SHOW CREATE VIEW v").column(0)[0].as_py()
+    assert "(`c1`, `c2`) COMMENT 'small' AS\nSELECT a * 10, b FROM base WHERE a > 1" in text
+    with pytest.raises(SqlError, match="names 2 columns but its query gives 1"):
+        s.run("ALTER VIEW v AS SELECT a FROM base")
+    s.run("CREATE DATABASE db2")
+    s.run("ALTER VIEW v RENAME TO db2.w")
+    assert q(s, "SHOW VIEWS") == [] and q(s, "SHOW VIEWS IN db2") == [("w",)]
+    assert not os.path.exists(os.path.join(wh, "default.db", ".views", "v.json"))
+    assert q(s, "SELECT c1 FROM db2.w") == [(20,), (30,)]  # still resolves `base` in `default`
+    s.run("ALTER VIEW db2.w RENAME TO w2")  # stays in db2
+    assert q(s, "SHOW VIEWS IN db2") == [("w2",)]
+    # persisted: a new session sees the altered, renamed view
+    s2 = Session(wh)
+    assert q(s2, "SELECT * FROM db2.w2") == [(20, "y"), (30, "z")]
+    with pytest.raises(SqlError, match="View 'paimon.default.nope' does not exist"):
+        s.run("ALTER VIEW nope AS SELECT 1")
+    s.run("CREATE VIEW other AS SELECT 1 AS one")
+    with pytest.raises(SqlError, match="already exists"):
+        s.run("ALTER VIEW other RENAME TO base")
+    with pytest.raises(SqlError, match="ALTER VIEW supports"):
+        s.run("ALTER VIEW other SET ('a' = 'b')")
+    # temporary views too
+    s.run("CREATE TEMPORARY VIEW tmp AS SELECT 1 AS x")
+    s.run("ALTER VIEW tmp AS SELECT 2 AS x")
+    s.run("ALTER VIEW tmp RENAME TO tmp2")
+    assert q(s, "SELECT * FROM tmp2") == [(2,)]
+
+
+# ============================================================================================ materialized table state
+
+def test_materialized_table_state_survives_a_new_session(s, wh):
+    s.run("CREATE TABLE src (k INT, v INT); INSERT INTO src VALUES (1, 1), (2, 5);")
+    s.run("CREATE MATERIALIZED TABLE mt FRESHNESS = INTERVAL '2' HOUR REFRESH_MODE = FULL AS "
+          "SELECT k, sum(v) AS total FROM src GROUP BY k")
+    opts = Catalog(wh).get_table("default.mt").options
+    assert opts["materialized-table.definition-query"] == "SELECT k, sum(v) AS total FROM src GROUP BY k"
+    assert opts["materialized-table.interval-freshness"] == "2"
+    assert opts["materialized-table.interval-freshness-time-unit"] == "HOUR"
+    assert opts["materialized-table.refresh-mode"] == "FULL"
+    assert opts["materialized-table.refresh-status"] == "ACTIVATED"
+    s.run("ALTER MATERIALIZED TABLE mt SUSPEND")
+    assert not s._timers
+    s.close()
+    assert Catalog(wh).get_table("default.mt").options["materialized-table.refresh-status"] == "SUSPENDED"
+
+    s2 = Session(wh)  # a restarted notebook
+    try:
+        props = dict(rows(s2.execute("SHOW TBLPROPERTIES mt")))
+        assert props["materialized-table.refresh-status"] == "SUSPENDED"
+        assert props["materialized-table.last-refresh-time"].startswith(time.strftime("%Y-"))
+        s2.run("INSERT INTO src VALUES (1, 10)")
+        assert q(s2, "SELECT * FROM mt") == [(1, 1), (2, 5)]
+        assert not s2._timers  # suspended: reading starts no refresh
+        before = Catalog(wh).get_table("default.mt").latest_snapshot().id
+        s2.run("ALTER MATERIALIZED TABLE mt REFRESH")
+        assert q(s2, "SELECT * FROM mt") == [(1, 11), (2, 5)]
+        assert Catalog(wh).get_table("default.mt").latest_snapshot().id == before + 1
+        s2.run("ALTER MATERIALIZED TABLE mt RESUME")
+        assert ("paimon", "default", "mt") in s2._timers
+        assert Catalog(wh).get_table("default.mt").options["materialized-table.refresh-status"] == "ACTIVATED"
+        text = s2.execute("SHOW CREATE MATERIALIZED TABLE mt").column(0)[0].as_py()
+        assert "FRESHNESS = INTERVAL '2' HOUR" in text and "REFRESH_MODE = FULL" in text
+    finally:
+        s2.close()
+    s3 = Session(wh)  # an activated table gets its refresh timer back when a session reads it
+    try:
+        assert not s3._timers
+        q(s3, "SELECT * FROM mt")
+        assert ("paimon", "default", "mt") in s3._timers
+    finally:
+        s3.close()
+
+
+def test_materialized_table_stale_refresh_after_restart(s, wh):
+    s.run("CREATE TABLE src (k INT, v INT); INSERT INTO src VALUES (1, 1);")
+    s.run("CREATE MATERIALIZED TABLE mt FRESHNESS = INTERVAL '1' SECOND AS SELECT k, sum(v) AS total FROM src GROUP BY k")
+    s.close()  # the process "stops": no timer runs
+    Session(wh).run("INSERT INTO src VALUES (1, 5)")
+    time.sleep(1.2)
+    s2 = Session(wh)
+    try:
+        q(s2, "SELECT * FROM mt")  # stale: the timer refreshes it at once
+        deadline = time.time() + 10
+        while time.time() < deadline and q(s2, "SELECT total FROM mt") != [(6,)]:
+            time.sleep(0.2)
+        assert q(s2, "SELECT total FROM mt") == [(6,)]
+    finally:
+        s2.close()
+
+
+# ============================================================================================ DECIMAL filters
+
+def test_integer_and_float_literals_filter_decimal_columns(s, wh):
+    from decimal import Decimal as D
+
+    from paimon_lab.predicate import col
+
+    s.run("CREATE TABLE p (id INT, price DECIMAL(10, 2))")
+    s.run("INSERT INTO p VALUES (1, 9.99), (2, 10.00), (3, 10.55), (4, 10.56), (5, NULL), (6, -3.50)")
+    cases = {
+        "price > 10": [3, 4], "price >= 10": [2, 3, 4], "price = 10": [2], "price <> 10": [1, 3, 4, 6],
+        "price > 10.555": [4], "price >= 10.555": [4], "price < 10.555": [1, 2, 3, 6],
+        "price <= 10.555": [1, 2, 3, 6], "price = 10.555": [], "price != 10.555": [1, 2, 3, 4, 6],
+        "price IN (10, 10.555, 9.99)": [1, 2], "price NOT IN (10, 10.555)": [1, 3, 4, 6],
+        "price BETWEEN 10 AND 10.555": [2, 3], "price > 1e20": [], "price < 1e20": [1, 2, 3, 4, 6],
+        "price > -4": [1, 2, 3, 4, 6], "price = 0.1": [], "-3.5 = price": [6],
+    }
+    table = Catalog(wh).get_table("default.p")
+    for cond, want in cases.items():
+        assert [r[0] for r in q(s, f"SELECT id FROM p WHERE {cond}")] == want, cond
+        assert s.last_scans[0].filter is not None, cond  # the filter reached the read
+        got = table.to_arrow(filter=cond.replace("<>", "!="))
+        assert sorted(got.column("id").to_pylist()) == want, cond
+    assert sorted(table.to_arrow(filter=col("price") > 10).column("id").to_pylist()) == [3, 4]
+    assert sorted(table.to_arrow(filter=col("price") <= 10.555).column("id").to_pylist()) == [1, 2, 3, 6]
+    assert sorted(table.to_arrow(filter=col("price") == D("10.5500")).column("id").to_pylist()) == [3]
+    with pytest.raises(PaimonLabError, match="cannot be compared"):
+        table.to_arrow(filter=col("price") > "abc")
+
+
+# ============================================================================================ exact types
+
+def test_create_table_keeps_declared_types(s, wh):
+    s.run("CREATE TABLE typed (s VARCHAR(20), ts TIMESTAMP(3), c CHAR(5), d DECIMAL(12, 3), "
+          "r ROW<x VARCHAR(3), y TIMESTAMP(6)>, k INT PRIMARY KEY NOT ENFORCED)")
+    schema = json.load(open(os.path.join(wh, "default.db", "typed", "schema", "schema-0")))
+    types = {f["name"]: f["type"] for f in schema["fields"]}
+    assert types["s"] == "VARCHAR(20)" and types["ts"] == "TIMESTAMP(3)" and types["c"] == "CHAR(5)"
+    assert types["d"] == "DECIMAL(12, 3)" and types["k"] == "INT NOT NULL"
+    assert [f["type"] for f in types["r"]["fields"]] == ["VARCHAR(3)", "TIMESTAMP(6)"]
+    assert schema["highestFieldId"] == 7
+
+
+def test_catalog_create_table_with_paimon_fields(tmp_path):
+    from paimon_lab import types as T
+    from paimon_lab.errors import SchemaError
+
+    cat = Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    fields = [T.DataField(0, "k", T.parse_type("INT")), T.DataField(1, "s", T.parse_type("VARCHAR(20)")),
+              T.DataField(2, "c", T.parse_type("CHAR(5)")), T.DataField(3, "ts", T.parse_type("TIMESTAMP(3)"))]
+    t = cat.create_table("db.t", fields=fields, primary_keys=["k"], options={"bucket": "1"}, comment="typed")
+    raw = json.load(open(tmp_path / "wh" / "db.db" / "t" / "schema" / "schema-0"))
+    assert [f["type"] for f in raw["fields"]] == ["INT NOT NULL", "VARCHAR(20)", "CHAR(5)", "TIMESTAMP(3)"]
+    assert raw["comment"] == "typed" and raw["primaryKeys"] == ["k"]
+    t.write(pa.table({"k": pa.array([1], pa.int32()), "s": ["a"], "c": ["b"],
+                      "ts": pa.array([0], pa.timestamp("ms"))}))
+    assert t.to_arrow().num_rows == 1
+    # a whole TableSchema is taken as schema 0
+    t2 = cat.create_table("db.t2", t.schema)
+    assert [str(f.type) for f in t2.schema.fields] == [str(f.type) for f in t.schema.fields]
+    with pytest.raises(SchemaError, match="not both"):
+        cat.create_table("db.t3", t.schema, primary_keys=["k"])
+    with pytest.raises(SchemaError, match="DataField"):
+        cat.create_table("db.t3", fields=[("k", "INT")])
+    with pytest.raises(SchemaError, match="needs a pyarrow.Schema"):
+        cat.create_table("db.t3", {"k": "INT"})

@@ -317,10 +317,13 @@ class FileIndexReader:
                 return None  # NaN fails both x < v and x >= v
             if op in _NEGATE:
                 return Leaf(_NEGATE[op], pred.column, pred.literals)
-            if op == "in":  # ~is_in(...) is true for null rows too
-                return Or((Leaf("not_in", pred.column, pred.literals), Leaf("is_null", pred.column)))
+            # SQL: NOT (x IN (...)) is NULL, not true, for a null x and (list with a NULL) for a miss
+            values = tuple(v for v in pred.literals if v is not None)
+            if op == "in":
+                return Leaf("in", pred.column, ()) if len(values) < len(pred.literals) \
+                    else Leaf("not_in", pred.column, values)
             if op == "not_in":
-                return Or((Leaf("in", pred.column, pred.literals), Leaf("is_null", pred.column)))
+                return Leaf("in", pred.column, values)
         return None
 
     def _leaf(self, leaf: Leaf, n: int | None) -> _Res:

@@ -16,7 +16,9 @@
 Statements are parsed with sqlglot (Databricks dialect) after a small pre-parser handles what it
 cannot: CREATE/USE CATALOG, CALL sys.*, SET, ``/*+ OPTIONS(...) */`` hints, ``t$snapshots``.
 Queries run in DuckDB over Arrow tables read from Paimon, with the projection, simple WHERE
-conjuncts and LIMIT pushed into ``Table.to_arrow``.
+conjuncts and LIMIT pushed into ``Table.to_arrow`` — also through views, subqueries and CTEs read
+once, when that cannot change the result (not below a LIMIT, a window function or an aggregate
+other than onto its GROUP BY columns).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def _session_for(catalog: Any) -> Session:
     if isinstance(catalog, Session):
         return catalog
     with _guard:
-        if isinstance(catalog, Catalog):
+        if isinstance(catalog, Catalog) or _is_jdbc_catalog(catalog):
             s = _by_catalog.get(catalog)
             if s is None:
                 s = _by_catalog[catalog] = Session(catalog)
@@ -77,11 +79,17 @@ def _session_for(catalog: Any) -> Session:
     raise SqlError(f"catalog must be a Catalog, a warehouse path or a Session, not {type(catalog).__name__}")
 
 
+def _is_jdbc_catalog(catalog: Any) -> bool:
+    from ..jdbc_catalog import JdbcCatalog
+
+    return isinstance(catalog, JdbcCatalog)
+
+
 def sql(statement: str, catalog: Any = None) -> pa.Table | None:
     """Run SQL (one or more ';'-separated statements); returns the last query's result as a
     pyarrow.Table (None if no statement returned rows).
 
-    ``catalog``: a :class:`~paimon_lab.Catalog` or warehouse path (a session with that catalog
+    ``catalog``: a :class:`~paimon_lab.Catalog` (or :class:`~paimon_lab.jdbc_catalog.JdbcCatalog`) or warehouse path (a session with that catalog
     current, kept for later calls with the same catalog), a :class:`Session`, or None for the
     process-wide default session (start it with CREATE CATALOG ... / USE CATALOG ...).
     """

@@ -1,5 +1,7 @@
-"""Queries: sqlglot AST -> table references resolved to relations -> projection, filters and
-limits pushed into the reads -> DuckDB runs the rest over the Arrow tables."""
+"""Queries: sqlglot AST -> CTEs read once inlined, table references resolved to relations (views
+expanded as subqueries) -> WHERE conjuncts copied into the derived tables they filter ->
+projection, filters and limits pushed into the reads -> DuckDB runs the rest over the Arrow
+tables."""
 
 from __future__ import annotations
 
@@ -201,7 +203,9 @@ class Planner:
     def prepare(self, ast: exp.Expression, counter: list[int] | None = None) -> Prepared:
         ast = copy.deepcopy(ast)
         self._counter = counter if counter is not None else [0]
+        _inline_ctes(ast)
         ast = self._resolve(ast)
+        self._push_into_derived(ast)
         self._analyze(ast)
         return Prepared(ast, self.rels, self.rw)
 
@@ -278,6 +282,8 @@ class Planner:
         for col in ast.find_all(exp.Column):
             qual = col.table
             if isinstance(col.this, exp.Star):
+                if self._star_prunable(col.find_ancestor(exp.Select)):
+                    continue
                 for r in by_alias.get(qual.lower(), []) if qual else self.rels:
                     need(r, None)
                 continue
@@ -297,9 +303,14 @@ class Planner:
                 for r in self.rels:
                     need(r, None)
                 continue
+            if self._star_prunable(select):
+                continue
             for src, _, _ in _from_sources(select):
                 if id(src) in by_node:
                     need(by_node[id(src)], None)
+        if any(type(n).__name__ == "Columns" for n in ast.walk()):  # COLUMNS('regex') picks by pattern
+            for r in self.rels:
+                need(r, None)
         for join in ast.find_all(exp.Join):
             for ident in join.args.get("using") or []:
                 unqualified(ident.name)
@@ -308,6 +319,150 @@ class Planner:
                     need(r, None)
         for select in ast.find_all(exp.Select):
             self._push_filters(select, by_node)
+
+    def _star_prunable(self, select: exp.Select | None) -> bool:
+        """Whether a ``*`` in ``select`` may read fewer columns than its sources have: the select
+        is a derived table (a view, a subquery in FROM) whose consumer names every column it
+        uses, and nothing depends on the number or order of its columns."""
+        if select is None or not isinstance(select.parent, exp.Subquery):
+            return False
+        sub = select.parent
+        if not isinstance(sub.parent, (exp.From, exp.Join)):
+            return False
+        alias = sub.args.get("alias")
+        if alias is not None and alias.args.get("columns"):
+            return False  # columns renamed by position
+        if select.args.get("distinct") or select.args.get("group") or select.args.get("having"):
+            return False  # DISTINCT / GROUP BY over the star's columns
+        if any(p.find(exp.AggFunc, exp.Window) for p in select.expressions):
+            return False
+        outer = sub.parent.parent
+        if not isinstance(outer, exp.Select):
+            return False
+        for j in outer.args.get("joins") or []:
+            if (j.method or "").upper() == "NATURAL":
+                return False
+        name = sub.alias_or_name.lower()
+        for node in outer.walk():
+            if isinstance(node, exp.Column) and not node.table and node.name.lower() == name:
+                return False  # the alias used as a value: the whole row (DuckDB)
+            if (isinstance(node, exp.Anonymous) and str(node.this).upper() == "COLUMNS") or \
+                    type(node).__name__ == "Columns":
+                return False  # columns picked by pattern
+        for p in outer.expressions:
+            star = isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)
+                                               and (p.table or "").lower() in ("", name))
+            if star:  # the consumer passes the columns on: prunable only if it is
+                return self._star_prunable(outer)
+        return True
+
+    # ------------------------------------------------------------------ filters into derived tables
+    def _push_into_derived(self, ast: exp.Expression) -> None:
+        """Copy WHERE conjuncts of a select into the views / subqueries / inlined CTEs it reads
+        (and through them down to the table reads), where that cannot change the result: the
+        derived table has no LIMIT / OFFSET, window function, QUALIFY, DISTINCT ON, and either no
+        aggregation or a filter on its GROUP BY columns only. The conjunct stays where it was."""
+        by_node = {id(r.node): r for r in self.rels}
+        for select in list(ast.find_all(exp.Select)):
+            where = select.args.get("where")
+            if where is None:
+                continue
+            direct = _direct_sources(select)
+            if not any(isinstance(src, exp.Subquery) and not nullable for src, nullable in direct):
+                continue
+            names = {id(src): self._source_columns(src, by_node) for src, _ in direct}
+            conjuncts = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+            for conj in conjuncts:
+                self._push_conjunct(conj, direct, names)
+
+    def _push_conjunct(self, conj: exp.Expression, direct, names) -> None:
+        if conj.find(exp.Select, exp.Subquery, exp.AggFunc, exp.Window, exp.Placeholder, exp.Parameter):
+            return
+        for node in conj.walk():
+            if not isinstance(node, _SIMPLE):
+                return
+        cols = list(conj.find_all(exp.Column))
+        if not cols:
+            return
+        target = None
+        for col in cols:
+            if col.args.get("db") or col.args.get("catalog") or isinstance(col.this, exp.Star):
+                return
+            if col.table:
+                cands = [src for src, _ in direct if src.alias_or_name.lower() == col.table.lower()]
+            else:
+                if any(names[id(src)] is None for src, _ in direct):
+                    return
+                cands = [src for src, _ in direct if col.name.lower() in {n.lower() for n in names[id(src)]}]
+            if len(cands) != 1 or (target is not None and cands[0] is not target):
+                return
+            target = cands[0]
+        if not isinstance(target, exp.Subquery) or dict((id(s), n) for s, n in direct)[id(target)]:
+            return
+        out = names[id(target)]
+        if out is None:
+            return
+        lowered = [n.lower() for n in out]
+        template = conj.copy()
+        for col in list(template.find_all(exp.Column)):
+            pos = [i for i, n in enumerate(lowered) if n == col.name.lower()]
+            if len(pos) != 1:
+                return
+            col.replace(exp.column(f"__pos{pos[0]}"))
+        _push_positional(target.this, template, self)
+
+    def _source_columns(self, src: exp.Expression, by_node: dict[int, RelInfo]) -> list[str] | None:
+        """The column names a FROM source gives, or None if not known."""
+        rel = by_node.get(id(src))
+        if rel is not None:
+            return list(rel.relation.schema.names)
+        if isinstance(src, exp.Subquery):
+            alias = src.args.get("alias")
+            if alias is not None and alias.args.get("columns"):
+                return [c.name for c in alias.args["columns"]]
+            outs = self._query_outputs(src.this, by_node)
+            return None if outs is None else [n for n, _ in outs]
+        return None
+
+    def _query_outputs(self, query: exp.Expression, by_node=None) -> list[tuple[str, exp.Expression]] | None:
+        """(name, expression in the select's scope) of each output column of a query."""
+        if by_node is None:
+            by_node = {id(r.node): r for r in self.rels}
+        if isinstance(query, exp.Subquery):
+            return self._query_outputs(query.this, by_node)
+        if isinstance(query, exp.SetOperation):
+            return self._query_outputs(query.this, by_node)
+        if not isinstance(query, exp.Select):
+            return None
+        out: list[tuple[str, exp.Expression]] = []
+        for proj in query.expressions:
+            star = proj if isinstance(proj, exp.Star) else proj.this if (
+                isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star)) else None
+            if star is not None:
+                if any(star.args.get(k) for k in ("except_", "replace", "rename", "ilike")):
+                    return None
+                if any(j.args.get("using") or (j.method or "").upper() == "NATURAL"
+                       for j in query.args.get("joins") or []):
+                    return None
+                qual = proj.table.lower() if isinstance(proj, exp.Column) else ""
+                for src, _, kind in _from_sources(query):
+                    if kind in ("SEMI", "ANTI"):
+                        continue
+                    alias = src.alias_or_name
+                    if qual and alias.lower() != qual:
+                        continue
+                    names = self._source_columns(src, by_node)
+                    if names is None or not alias:
+                        return None
+                    for n in names:
+                        out.append((n, exp.column(exp.to_identifier(n, quoted=True),
+                                                  table=exp.to_identifier(alias, quoted=True))))
+                continue
+            name = proj.alias_or_name
+            if not name:
+                return None
+            out.append((name, proj.this if isinstance(proj, exp.Alias) else proj))
+        return out
 
     def _push_filters(self, select: exp.Select, by_node: dict[int, RelInfo]) -> None:
         sources = _from_sources(select)
@@ -386,6 +541,119 @@ class Planner:
             return parse_filter(tree.sql(), rel.relation.schema)
         except Exception:
             return None
+
+
+def _direct_sources(select: exp.Select) -> list[tuple[exp.Expression, bool]]:
+    """The FROM / JOIN sources a WHERE filters, each with whether it is null-supplying (a
+    WHERE conjunct on such a source cannot move below the join)."""
+    direct: list[tuple[exp.Expression, bool]] = []
+    for i, (src, side, kind) in enumerate(_from_sources(select)):
+        nullable = side in ("LEFT", "FULL") and i > 0
+        if side in ("RIGHT", "FULL"):
+            direct = [(r, True) for r, _ in direct]
+        if kind in ("SEMI", "ANTI"):
+            continue
+        direct.append((src, nullable))
+    return direct
+
+
+def _filterable(select: exp.Select, exprs: list[exp.Expression]) -> bool:
+    """Whether a filter on output expressions ``exprs`` of ``select`` may go into its WHERE."""
+    if any(select.args.get(k) for k in ("limit", "offset", "qualify", "connect", "sample")):
+        return False
+    distinct = select.args.get("distinct")
+    if distinct is not None and distinct.args.get("on"):
+        return False
+    if any(p.find(exp.Window) for p in select.expressions):
+        return False
+    for e in exprs:
+        if not isinstance(e, exp.Column) or isinstance(e.this, exp.Star) or e.find(exp.Window, exp.AggFunc):
+            return False
+    group = select.args.get("group")
+    if group is not None:
+        if any(group.args.get(k) for k in ("grouping_sets", "cube", "rollup", "all", "totals")):
+            return False
+        keys = {(k.name.lower(), (k.table or "").lower()) for k in group.expressions if isinstance(k, exp.Column)}
+        return all((e.name.lower(), (e.table or "").lower()) in keys for e in exprs)
+    if select.args.get("having") or any(p.find(exp.AggFunc) for p in select.expressions):
+        return False  # a global aggregate: a filter below it changes the one row it gives
+    return True
+
+
+def _push_positional(query: exp.Expression, template: exp.Expression, planner: "Planner") -> None:
+    """Add ``template`` (columns named ``__posN`` = output column N) to the WHERE of ``query``
+    (every branch of a set operation)."""
+    if isinstance(query, exp.Subquery):
+        _push_positional(query.this, template, planner)
+        return
+    if isinstance(query, exp.SetOperation):
+        if any(query.args.get(k) for k in ("limit", "offset")):
+            return
+        _push_positional(query.this, template, planner)
+        _push_positional(query.expression, template, planner)
+        return
+    if not isinstance(query, exp.Select):
+        return
+    outs = planner._query_outputs(query)
+    if outs is None:
+        return
+    cols = list(template.find_all(exp.Column))
+    try:
+        exprs = [outs[int(c.name[len("__pos"):])][1] for c in cols]
+    except (IndexError, ValueError):
+        return
+    if not _filterable(query, exprs):
+        return
+    cond = template.copy()
+    for col, e in zip(list(cond.find_all(exp.Column)), exprs):
+        col.replace(e.copy())
+    query.where(cond, copy=False)
+
+
+def _inline_ctes(ast: exp.Expression) -> None:
+    """Replace each CTE that is read once by a subquery in its place, so filters and column
+    pruning reach into it like into any derived table."""
+    ctes = list(ast.find_all(exp.CTE))
+    counts: dict[str, int] = {}
+    for c in ctes:
+        counts[c.alias_or_name.lower()] = counts.get(c.alias_or_name.lower(), 0) + 1
+    for with_ in list(ast.find_all(exp.With)):
+        if with_.args.get("recursive") or with_.parent is None:
+            continue
+        scope = with_.parent
+        for cte in list(with_.expressions):
+            name = cte.alias_or_name
+            if not name or counts.get(name.lower()) != 1 or cte.args.get("materialized") is not None:
+                continue
+            refs = [t for t in scope.find_all(exp.Table) if isinstance(t.this, exp.Identifier)
+                    and not t.args.get("db") and not t.args.get("catalog") and t.name.lower() == name.lower()]
+            if len(refs) != 1:
+                continue
+            ref = refs[0]
+            if any(ref.args.get(k) for k in ("version", "pivots", "hints", "sample", "joins", "laterals")):
+                continue
+            home, node = None, ref
+            while node is not None and node is not with_:
+                if isinstance(node, exp.CTE) and node.parent is with_:
+                    home = node
+                    break
+                node = node.parent
+            siblings = list(with_.expressions)
+            if home is not None and siblings.index(home) <= siblings.index(cte):
+                continue  # refers to an earlier (or the same) CTE: not this name
+            cte_alias = cte.args.get("alias")
+            ref_alias = ref.args.get("alias")
+            alias = ref_alias.copy() if ref_alias is not None and ref_alias.name else \
+                exp.TableAlias(this=exp.to_identifier(name))
+            if cte_alias is not None and cte_alias.args.get("columns"):
+                if alias.args.get("columns"):
+                    continue
+                alias.set("columns", [c.copy() for c in cte_alias.args["columns"]])
+            body = cte.this
+            cte.pop()
+            ref.replace(exp.Subquery(this=body, alias=alias))
+        if not with_.expressions:
+            with_.pop()
 
 
 def _int_literal(node) -> int | None:

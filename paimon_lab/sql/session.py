@@ -46,10 +46,6 @@ class ViewDef:
     columns: list[str] | None = None
     comment: str | None = None
 
-    def to_json(self) -> str:
-        return json.dumps({"query": self.query, "catalog": self.ctx.catalog, "database": self.ctx.database,
-                           "columns": self.columns, "comment": self.comment}, indent=2)
-
 
 @dataclass
 class MemTable:
@@ -76,30 +72,92 @@ class MemoryCatalog:
 
 
 class PaimonCatalog:
+    """A Paimon catalog in a session: the filesystem :class:`Catalog` or a
+    :class:`~paimon_lab.jdbc_catalog.JdbcCatalog`. Views live in the JDBC catalog's database, or
+    for the filesystem catalog in ``{warehouse}/{db}.db/.views/{name}.json``."""
+
     kind = "paimon"
 
-    def __init__(self, name: str, catalog: Catalog, options: dict[str, str]):
+    def __init__(self, name: str, catalog, options: dict[str, str]):
         self.name = name
         self.catalog = catalog
         self.options = options
 
-    # views: {warehouse}/{db}.db/.views/{name}.json
+    @property
+    def is_jdbc(self) -> bool:
+        return hasattr(self.catalog, "create_view") and hasattr(self.catalog, "db")
+
+    # ------------------------------------------------------------------ views
     def view_path(self, db: str, name: str) -> str:
         return join(self.catalog.database_path(db), VIEWS_DIR, f"{name}.json")
 
+    def _context(self, catalog: str | None, db: str) -> Context:
+        return Context(catalog or self.name, db)
+
     def get_view(self, db: str, name: str) -> ViewDef | None:
+        if self.is_jdbc:
+            from ..jdbc_catalog import ViewNotExistError
+
+            try:
+                v = self.catalog.get_view(f"{quote(db)}.{quote(name)}")
+            except ViewNotExistError:
+                return None
+            o = v.options
+            columns = json.loads(o[VIEW_COLUMNS]) if o.get(VIEW_COLUMNS) else None
+            return ViewDef(self.name, db, name, v.query, self._context(o.get(VIEW_CATALOG), o.get(VIEW_DATABASE, db)),
+                           columns, v.comment)
         try:
             text = self.catalog.file_io.read_text(self.view_path(db, name))
         except (FileNotFoundError, OSError):
             return None
         obj = json.loads(text)
-        return ViewDef(self.name, db, name, obj["query"], Context(obj.get("catalog") or self.name,
-                                                                 obj.get("database") or db),
+        return ViewDef(self.name, db, name, obj["query"], self._context(obj.get("catalog"), obj.get("database") or db),
                        obj.get("columns"), obj.get("comment"))
 
     def list_views(self, db: str) -> list[str]:
+        if self.is_jdbc:
+            return self.catalog.list_views(db)
         names = self.catalog.file_io.list_names(join(self.catalog.database_path(db), VIEWS_DIR))
         return sorted(n[:-5] for n in names if n.endswith(".json"))
+
+    def put_view(self, view: ViewDef, schema: pa.Schema, *, exists: bool) -> None:
+        """Store a view (replacing the one of that name when ``exists``)."""
+        ctx_catalog = None if view.ctx.catalog == self.name else view.ctx.catalog
+        if self.is_jdbc:
+            ident = f"{quote(view.database)}.{quote(view.name)}"
+            options = {VIEW_DATABASE: view.ctx.database}
+            if ctx_catalog:
+                options[VIEW_CATALOG] = ctx_catalog
+            if view.columns:
+                options[VIEW_COLUMNS] = json.dumps(view.columns)
+            if exists:
+                self.catalog.alter_view(ident, view.query, schema, view.comment, options=options)
+            else:
+                self.catalog.create_view(ident, view.query, schema, view.comment, options=options)
+            return
+        obj = {"query": view.query, "catalog": ctx_catalog, "database": view.ctx.database,
+               "columns": view.columns, "comment": view.comment}
+        self.catalog.file_io.write_bytes(self.view_path(view.database, view.name),
+                                         json.dumps(obj, indent=2).encode())
+
+    def drop_view(self, db: str, name: str) -> None:
+        if self.is_jdbc:
+            self.catalog.drop_view(f"{quote(db)}.{quote(name)}")
+        else:
+            self.catalog.file_io.delete(self.view_path(db, name))
+
+    def rename_view(self, db: str, name: str, new_db: str, new_name: str) -> None:
+        if self.is_jdbc:
+            self.catalog.rename_view(f"{quote(db)}.{quote(name)}", f"{quote(new_db)}.{quote(new_name)}")
+            return
+        text = self.catalog.file_io.read_text(self.view_path(db, name))
+        self.catalog.file_io.write_bytes(self.view_path(new_db, new_name), text.encode())
+        self.catalog.file_io.delete(self.view_path(db, name))
+
+
+VIEW_CATALOG = "lab.default-catalog"
+VIEW_DATABASE = "lab.default-database"
+VIEW_COLUMNS = "lab.column-names"
 
 
 def _now_ms() -> int:
@@ -129,9 +187,10 @@ class Session:
             self.add_catalog(name, cat, use=True)
 
     # ------------------------------------------------------------------ public API
-    def add_catalog(self, name: str, catalog: Catalog, *, use: bool = False,
+    def add_catalog(self, name: str, catalog, *, use: bool = False,
                     options: dict[str, str] | None = None) -> None:
-        """Register an existing Catalog under ``name`` (and make it current with ``use``)."""
+        """Register an existing :class:`Catalog` or :class:`~paimon_lab.jdbc_catalog.JdbcCatalog`
+        under ``name`` (and make it current with ``use``)."""
         default_db = (options or {}).get("default-database", "default")
         catalog.create_database(default_db, ignore_if_exists=True)
         self.catalogs[name] = PaimonCatalog(name, catalog, dict(options or {"warehouse": catalog.warehouse}))
@@ -300,6 +359,10 @@ class Session:
         if options.get("branch"):
             table = table.on_branch(options["branch"])
         ttype = table.options.get("type", "table")
+        if ttype == "materialized-table" and system is None and not options.get("branch"):
+            from .special import ensure_scheduled
+
+            ensure_scheduled(self, cat, db, base, table)
         if ttype == "format-table":
             if system:
                 raise error("Format tables have no system tables")

@@ -5,6 +5,7 @@ by a timer while the process runs)."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 import warnings
 from typing import TYPE_CHECKING
@@ -13,6 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import types as T
+from ..errors import PaimonLabError
+from ..schema import SchemaChange
 from ..fs import FileIO, join
 from .ddl import ColumnDef, parse_name_list, parse_options, quote, sql_string
 from .errors import SqlError
@@ -299,9 +302,9 @@ def create_materialized_table(session: "Session", ts: TokenStream):
         columns.append(ColumnDef(f.name, dtype))
     raw = {"type": "materialized-table", MT + "definition-query": query_text,
            MT + "definition-database": session.current.database,
-           MT + "interval-freshness": str(freshness[0]), MT + "interval-freshness.time-unit": freshness[1],
+           MT + "interval-freshness": str(freshness[0]), MT + "interval-freshness-time-unit": freshness[1],
            MT + "refresh-mode": refresh_mode, MT + "logical-refresh-mode": "AUTOMATIC",
-           MT + "refresh-status": "ACTIVATED"}
+           MT + "refresh-status": ACTIVATED}
     table = create_paimon_table(session, ts, entry, db, name, columns, d.primary_keys, d.partition_keys,
                                 d.options, d.comment, tok, raw_options=raw)
     try:
@@ -309,15 +312,59 @@ def create_materialized_table(session: "Session", ts: TokenStream):
     except BaseException:
         entry.catalog.drop_table(f"{db}.{name}", ignore_if_not_exists=True)
         raise
-    if refresh_mode == "CONTINUOUS":
-        schedule(session, cat, db, name)
+    schedule(session, cat, db, name)
     return None
+
+
+ACTIVATED, SUSPENDED = "ACTIVATED", "SUSPENDED"
+
+
+def _time_unit(o) -> str:
+    # Flink's key; 'interval-freshness.time-unit' is what earlier paimon-lab versions wrote
+    return o.get(MT + "interval-freshness-time-unit") or o.get(MT + "interval-freshness.time-unit") or "SECOND"
 
 
 def interval_seconds(table) -> int:
     o = table.options
-    return int(o.get(MT + "interval-freshness", "180")) * _UNITS.get(o.get(MT + "interval-freshness.time-unit",
-                                                                             "SECOND").upper(), 1)
+    return int(o.get(MT + "interval-freshness", "180")) * _UNITS.get(_time_unit(o).upper(), 1)
+
+
+def last_refresh_millis(table) -> int | None:
+    """When the materialized table was last refreshed: the commit time of its newest snapshot
+    that is not a compaction (every refresh commits one; nothing else writes the table)."""
+    try:
+        for snap in reversed(table.snapshots()):
+            if snap.commit_kind != "COMPACT":
+                return snap.time_millis
+    except Exception:  # pragma: no cover - an unreadable table has no refresh time
+        return None
+    return None
+
+
+def refresh_state(table) -> dict:
+    """The stored definition and refresh state of a materialized table (what survives a
+    restart): query, freshness, refresh mode and status, last refresh time (epoch millis)."""
+    o = table.options
+    return {"definition-query": o.get(MT + "definition-query"),
+            "definition-database": o.get(MT + "definition-database"),
+            "interval-freshness": o.get(MT + "interval-freshness"),
+            "interval-freshness-time-unit": _time_unit(o),
+            "refresh-mode": o.get(MT + "refresh-mode", "CONTINUOUS"),
+            "refresh-status": o.get(MT + "refresh-status", ACTIVATED),
+            "last-refresh-time": last_refresh_millis(table)}
+
+
+def ensure_scheduled(session: "Session", cat: str, db: str, name: str, table) -> None:
+    """A session that meets an ACTIVATED materialized table without a refresh timer (a new
+    session, a restarted notebook) starts one; a table staler than its freshness is refreshed
+    on the timer right away."""
+    if (cat, db, name) in session._timers or table.options.get(MT + "refresh-status", ACTIVATED) != ACTIVATED:
+        return
+    interval = interval_seconds(table)
+    last = last_refresh_millis(table)
+    now = time.time()
+    delay = interval if last is None else max(0.0, min(interval, last / 1000.0 + interval - now))
+    schedule(session, cat, db, name, delay=delay)
 
 
 def refresh(session: "Session", cat: str, db: str, name: str, partition: dict | None = None) -> int | None:
@@ -344,12 +391,16 @@ def refresh(session: "Session", cat: str, db: str, name: str, partition: dict | 
     return write_rows(session, table, data, overwrite=partition or True)
 
 
-def schedule(session: "Session", cat: str, db: str, name: str) -> None:
-    """Refresh every freshness interval on a daemon timer while the process runs."""
+def schedule(session: "Session", cat: str, db: str, name: str, delay: float | None = None) -> None:
+    """Refresh every freshness interval on a daemon timer while the process runs (the first
+    time after ``delay`` seconds if given)."""
     session.stop_refresh(cat, db, name)
     try:
-        seconds = interval_seconds(session.get_table([cat, db, name]))
+        table = session.get_table([cat, db, name])
+        seconds = interval_seconds(table) if delay is None else delay
     except SqlError:
+        return
+    if table.options.get(MT + "refresh-status", ACTIVATED) != ACTIVATED:
         return
 
     def tick():
@@ -357,6 +408,10 @@ def schedule(session: "Session", cat: str, db: str, name: str) -> None:
             return
         try:
             with session._lock:
+                current = session.get_table([cat, db, name])
+                if current.options.get(MT + "refresh-status", ACTIVATED) != ACTIVATED:
+                    session._timers.pop((cat, db, name), None)  # suspended by another session
+                    return
                 refresh(session, cat, db, name)
         except Exception as e:  # keep refreshing; report
             warnings.warn(f"Refreshing materialized table {cat}.{db}.{name} failed: {e}", stacklevel=1)
@@ -393,9 +448,22 @@ def alter_materialized_table(session: "Session", ts: TokenStream):
     if ts.accept_kw("SUSPEND"):
         ts.expect_end()
         session.stop_refresh(cat, db, name)
+        if table.options.get(MT + "refresh-status") != SUSPENDED:
+            table.alter(SchemaChange.set_option(MT + "refresh-status", SUSPENDED))
         return None
     if ts.accept_kw("RESUME"):
+        changes = []
+        if ts.accept_kw("WITH"):
+            for k, v in parse_options(ts).items():
+                changes.append(SchemaChange.set_option(k, v))
         ts.expect_end()
+        if table.options.get(MT + "refresh-status") != ACTIVATED:
+            changes.append(SchemaChange.set_option(MT + "refresh-status", ACTIVATED))
+        if changes:
+            try:
+                table.alter(*changes)
+            except PaimonLabError as e:
+                raise ts.error(str(e), tok) from None
         schedule(session, cat, db, name)
         return None
     raise ts.error("ALTER MATERIALIZED TABLE supports REFRESH [PARTITION (...)], SUSPEND and RESUME")
@@ -414,6 +482,6 @@ def show_create_materialized(full: str, schema) -> str:
     if user:
         text += "\nWITH (\n" + ",\n".join(f"  {sql_string(k)} = {sql_string(v)}" for k, v in sorted(user.items())) \
             + "\n)"
-    text += f"\nFRESHNESS = INTERVAL '{o.get(MT + 'interval-freshness')}' {o.get(MT + 'interval-freshness.time-unit')}"
+    text += f"\nFRESHNESS = INTERVAL '{o.get(MT + 'interval-freshness')}' {_time_unit(o)}"
     text += f"\nREFRESH_MODE = {o.get(MT + 'refresh-mode', 'CONTINUOUS')}"
     return text + f"\nAS {o.get(MT + 'definition-query')}"

@@ -11,9 +11,9 @@ import pyarrow as pa
 
 from .. import types as T
 from ..catalog import Catalog
-from ..errors import OptionError, PaimonLabError
+from ..errors import OptionError, PaimonLabError, TableAlreadyExistError
 from ..options import validate_options
-from ..schema import SchemaChange, SchemaManager, new_schema
+from ..schema import SchemaChange, new_schema
 from .ddl import (ColumnDef, TableDef, create_table_sql, parse_column, parse_data_type, parse_key_list,
                   parse_name_list, parse_options, parse_partitioned_by, parse_table_elements, quote,
                   sql_string, type_sql)
@@ -107,15 +107,45 @@ def create_catalog(session: "Session", ts: TokenStream):
         raise ts.error(f"Catalog '{name}' needs a 'warehouse' option"
                        + (f" (metastore '{metastore}' is not available here)" if metastore != "filesystem" else ""),
                        name_tok)
-    if metastore != "filesystem":
-        warnings.warn(f"Catalog '{name}': metastore '{metastore}' is not available in paimon-lab; "
-                      f"using the filesystem catalog at {warehouse}", stacklevel=2)
+    if metastore == "jdbc" and _jdbc_supported(options.get("uri")):
+        catalog = _jdbc_catalog(ts, name, name_tok, options)
+    else:
+        if metastore == "jdbc":
+            warnings.warn(f"Catalog '{name}': metastore 'jdbc' with uri '{options.get('uri')}' is not available in "
+                          "paimon-lab (SQLite and PostgreSQL are); using the filesystem catalog at "
+                          f"{warehouse}", stacklevel=2)
+        elif metastore != "filesystem":
+            warnings.warn(f"Catalog '{name}': metastore '{metastore}' is not available in paimon-lab; "
+                          f"using the filesystem catalog at {warehouse}", stacklevel=2)
+        try:
+            catalog = Catalog(warehouse, options={k: v for k, v in options.items()})
+        except (OSError, ValueError, pa.ArrowException) as e:
+            raise ts.error(f"Cannot open warehouse '{warehouse}': {e}", name_tok) from None
     try:
-        catalog = Catalog(warehouse, options={k: v for k, v in options.items()})
-    except (OSError, ValueError, pa.ArrowException) as e:
-        raise ts.error(f"Cannot open warehouse '{warehouse}': {e}", name_tok) from None
-    session.add_catalog(name, catalog, options=options)
+        session.add_catalog(name, catalog, options=options)
+    except PaimonLabError as e:
+        raise ts.error(f"Cannot open catalog '{name}': {e}", name_tok) from None
     return None
+
+
+def _jdbc_supported(uri: str | None) -> bool:
+    """Whether a JDBC catalog uri names a database paimon-lab can use (SQLite, PostgreSQL)."""
+    u = (uri or "").strip().lower()
+    if u.startswith("jdbc:"):
+        u = u[5:]
+    return u == "" or u.startswith(("sqlite:", "postgresql:", "postgres:")) or "://" not in u and ":" not in u
+
+
+def _jdbc_catalog(ts, name: str, name_tok, options: dict[str, str]):
+    from ..jdbc_catalog import JdbcCatalog
+
+    try:
+        return JdbcCatalog(options.get("uri") or None, options["warehouse"],
+                           options={k: v for k, v in options.items() if k not in ("type", "metastore", "uri")})
+    except PaimonLabError as e:
+        raise ts.error(f"Cannot open JDBC catalog '{name}': {e}", name_tok) from None
+    except (OSError, ValueError, pa.ArrowException) as e:
+        raise ts.error(f"Cannot open warehouse '{options['warehouse']}': {e}", name_tok) from None
 
 
 def create_database(session: "Session", ts: TokenStream):
@@ -255,7 +285,7 @@ def _drop(session: "Session", ts: TokenStream):
             if if_exists:
                 return None
             raise ts.error(f"View '{full}' does not exist", tok)
-        entry.catalog.file_io.delete(entry.view_path(db, name))
+        entry.drop_view(db, name)
         return None
     if not entry.catalog.table_exists(f"{db}.{name}"):
         if if_exists:
@@ -461,12 +491,12 @@ def build_schema(ts, columns: list[ColumnDef], pks, parts, options, comment, tok
 def create_paimon_table(session, ts, entry, db, name, columns, pks, parts, options, comment, token,
                         raw_options=None):
     schema = build_schema(ts, columns, pks, parts, options, comment, token, raw_options)
-    catalog = entry.catalog
-    path = catalog.table_path(f"{db}.{name}")
-    manager = SchemaManager(catalog.file_io, path)
-    if manager.list_ids() or not manager.create(schema):
-        raise ts.error(f"Table '{entry.name}.{db}.{name}' already exists", token)
-    return catalog.get_table(f"{db}.{name}")
+    try:
+        return entry.catalog.create_table(f"{db}.{name}", schema)
+    except TableAlreadyExistError:
+        raise ts.error(f"Table '{entry.name}.{db}.{name}' already exists", token) from None
+    except PaimonLabError as e:
+        raise ts.error(str(e), token) from None
 
 
 def _ctas(session, ts, d: TableDef, entry, db, name):
@@ -510,10 +540,7 @@ def create_view(session: "Session", ts: TokenStream, temporary: bool, or_replace
         comment = ts.string()
     ts.expect_kw("AS")
     query_text = ts.rest_text().strip()
-    start = ts.i
-    rw = rewrite(ts.text, ts.tokens, start)
-    ast = parse(rw)
-    session.prepare_query(rw, ast)  # every name must resolve now
+    schema = _view_schema(session, ts, columns, tok)  # every name must resolve now
     cat, db, name = session.qualify(parts, error=lambda m: ts.error(m, tok))
     entry = session.catalog_entry(cat, lambda m: ts.error(m, tok))
     view = ViewDef(cat, db, name, query_text, session.current, columns, comment)
@@ -532,12 +559,102 @@ def create_view(session: "Session", ts: TokenStream, temporary: bool, or_replace
         raise ts.error(f"Database '{cat}.{db}' does not exist", tok)
     if entry.catalog.table_exists(f"{db}.{name}"):
         raise ts.error(f"A table named '{full}' exists", tok)
-    if entry.get_view(db, name) is not None and not or_replace:
+    exists = entry.get_view(db, name) is not None
+    if exists and not or_replace:
         if if_not_exists:
             return None
         raise ts.error(f"View '{full}' already exists", tok)
-    entry.catalog.file_io.write_bytes(entry.view_path(db, name), view.to_json().encode())
+    try:
+        entry.put_view(view, schema, exists=exists)
+    except PaimonLabError as e:
+        raise ts.error(f"Cannot store view '{full}': {e}", tok) from None
     return None
+
+
+def _view_schema(session: "Session", ts: TokenStream, columns: list[str] | None, tok) -> pa.Schema:
+    """The result schema of the view query starting at the current token (no data is read)."""
+    rw = rewrite(ts.text, ts.tokens, ts.i)
+    ast = parse(rw)
+    if not isinstance(ast, exp_query_types()):
+        raise ts.error("A view is defined by a query (AS SELECT ...)", tok)
+    prepared = session.prepare_query(rw, ast)
+    empty = {r.index: r.relation.schema.empty_table() for r in prepared.rels}
+    schema = prepared.execute(overrides=empty).schema
+    if columns is not None:
+        if len(columns) != len(schema.names):
+            raise ts.error(f"The view names {len(columns)} columns but its query gives {len(schema.names)} "
+                           f"({', '.join(schema.names)})", tok)
+        schema = pa.schema([f.with_name(c) for f, c in zip(schema, columns)])
+    if len(set(schema.names)) != len(schema.names):
+        dup = sorted({n for n in schema.names if schema.names.count(n) > 1})
+        raise ts.error(f"The view query gives duplicate column names {dup}; name them with AS", tok)
+    return schema
+
+
+def alter_view(session: "Session", ts: TokenStream):
+    """ALTER VIEW v AS <query> | ALTER VIEW v RENAME TO w."""
+    from .session import MemTable, ViewDef
+
+    parts, tok = ts.qualified_name("a view name")
+    cat, db, name = session.qualify(parts, error=lambda m: ts.error(m, tok))
+    entry = session.catalog_entry(cat, lambda m: ts.error(m, tok))
+    full = f"{cat}.{db}.{name}"
+    # where the view is: a temporary view, the in-memory catalog, or a Paimon catalog
+    store = key = None
+    current = None
+    if (cat, db, name) in session.temporary and session.temporary[(cat, db, name)].kind == "view":
+        store, key = session.temporary, (cat, db, name)
+    elif entry.kind == "memory":
+        mt = entry.databases.get(db, {}).get(name)
+        if mt is not None and mt.kind == "view":
+            store, key = entry.databases[db], name
+    if store is not None:
+        current = store[key].view
+    elif entry.kind == "paimon" and entry.catalog.database_exists(db):
+        current = entry.get_view(db, name)
+    if current is None:
+        raise ts.error(f"View '{full}' does not exist", tok)
+    if ts.accept_kw("RENAME", "TO"):
+        new_parts, ntok = ts.qualified_name("a view name")
+        ts.expect_end()
+        ncat, ndb, nname = session.qualify(new_parts if len(new_parts) > 1 else [db, new_parts[0]],
+                                           Context_of(session, cat), lambda m: ts.error(m, ntok))
+        if ncat != cat:
+            raise ts.error("A view cannot be renamed into another catalog", ntok)
+        nfull = f"{ncat}.{ndb}.{nname}"
+        if store is not None:
+            nkey = (ncat, ndb, nname) if store is session.temporary else nname
+            if store is not session.temporary and ndb != db:
+                raise ts.error("A view of the in-memory catalog cannot move to another database", ntok)
+            if nkey in store:
+                raise ts.error(f"'{nfull}' already exists", ntok)
+            mt = store.pop(key)
+            mt.view.database, mt.view.name = ndb, nname
+            store[nkey] = mt
+            return None
+        if not entry.catalog.database_exists(ndb):
+            raise ts.error(f"Database '{ncat}.{ndb}' does not exist", ntok)
+        if entry.catalog.table_exists(f"{ndb}.{nname}") or entry.get_view(ndb, nname) is not None:
+            raise ts.error(f"'{nfull}' already exists", ntok)
+        try:
+            entry.rename_view(db, name, ndb, nname)
+        except PaimonLabError as e:
+            raise ts.error(f"Cannot rename view '{full}': {e}", tok) from None
+        return None
+    if ts.accept_kw("AS"):
+        query_text = ts.rest_text().strip()
+        schema = _view_schema(session, ts, current.columns, tok)
+        view = ViewDef(current.catalog, current.database, current.name, query_text, session.current,
+                       current.columns, current.comment)
+        if store is not None:
+            store[key] = MemTable("view", view=view)
+            return None
+        try:
+            entry.put_view(view, schema, exists=True)
+        except PaimonLabError as e:
+            raise ts.error(f"Cannot alter view '{full}': {e}", tok) from None
+        return None
+    raise ts.error("ALTER VIEW supports AS <query> and RENAME TO <name>")
 
 
 # =========================================================================== ALTER
@@ -548,6 +665,8 @@ def _alter(session: "Session", ts: TokenStream):
         from .special import alter_materialized_table
 
         return alter_materialized_table(session, ts)
+    if ts.accept_kw("VIEW"):
+        return alter_view(session, ts)
     ts.expect_kw("TABLE")
     ts.accept_kw("IF", "EXISTS")
     parts, tok = ts.qualified_name()
@@ -682,11 +801,10 @@ def _rename_table(session, ts, parts, new_parts, tok, ntok):
         raise ts.error(f"Table '{ncat}.{ndb}.{nname}' already exists", ntok)
     if not catalog.database_exists(ndb):
         raise ts.error(f"Database '{ncat}.{ndb}' does not exist", ntok)
-    src = catalog.table_path(f"{db}.{name}")
-    dst = catalog.table_path(f"{ndb}.{nname}")
+    session.stop_refresh(cat, db, name)
     try:
-        catalog.file_io.fs.move(catalog.file_io.arrow_path(src), catalog.file_io.arrow_path(dst))
-    except (OSError, pa.ArrowException) as e:
+        catalog.rename_table(f"{db}.{name}", f"{ndb}.{nname}")
+    except (OSError, pa.ArrowException, PaimonLabError) as e:
         raise ts.error(f"Cannot rename table: {e}", tok) from None
     return None
 
@@ -759,7 +877,17 @@ def _show(session: "Session", ts: TokenStream):
     if ts.accept_kw("TBLPROPERTIES"):
         parts, tok = ts.qualified_name()
         table = session.get_table(parts, error=lambda m: ts.error(m, tok))
-        items = sorted(table.options.items())
+        props = dict(table.options)
+        if props.get("type") == "materialized-table":
+            from .special import MT, last_refresh_millis
+
+            last = last_refresh_millis(table)
+            if last is not None:  # derived from the snapshots, shown with the stored state
+                import datetime as dt
+
+                props[MT + "last-refresh-time"] = dt.datetime.fromtimestamp(
+                    last / 1000, session.local_tz()).isoformat(sep=" ", timespec="milliseconds")
+        items = sorted(props.items())
         return _result(key=[k for k, _ in items], value=[v for _, v in items])
     if ts.accept_kw("COLUMNS"):
         ts.accept_kw("FROM") or ts.accept_kw("IN")
