@@ -151,8 +151,13 @@ def test_remove_orphan_files(catalog, sample_schema):
     stray = os.path.join(orphan_dir, "data-orphan-0.parquet")
     open(stray, "wb").write(b"junk")
     assert t.remove_orphan_files(older_than_millis=int(time.time() * 1000) - 3_600_000) == []
+    listed = t.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 1000, dry_run=True)
+    assert stray in listed and len(listed) == 4 and all(os.path.exists(p) for p in listed)
+    tmp = os.path.join(t.path, "snapshot", ".snapshot-9.tmp")   # a crashed snapshot commit's temp file
+    open(tmp, "wb").write(b"{")
     removed = t.remove_orphan_files(older_than_millis=int(time.time() * 1000) + 1000)
-    assert stray in removed and len(removed) == 4
+    assert sorted(removed) == sorted(listed + [tmp]) and not any(os.path.exists(p) for p in removed)
+    assert os.path.exists(os.path.join(t.path, "snapshot", "snapshot-1"))
     assert sorted(t.to_arrow()["id"].to_pylist()) == [0, 1, 2]
 
 

@@ -776,6 +776,9 @@ def test_procedures(s):
     s.run("CALL sys.rollback_to(`table` => 'default.pr', snapshot_id => 1)")
     assert q(s, "SELECT * FROM pr") == [(0, 0)]
     assert q(s, "CALL sys.remove_orphan_files('default.pr', '2000-01-01 00:00:00')")[0] == ("0",)
+    listed = s.execute("CALL sys.remove_orphan_files(`table` => 'default.pr', older_than => '2999-01-01 00:00:00', "
+                       "dry_run => true)").column(0).to_pylist()
+    assert int(listed[0]) == len(listed) - 1 and all(os.path.exists(p) for p in listed[1:])
     s.run("CALL sys.remove_orphan_files(`table` => 'default.*', older_than => '2000-01-01 00:00:00')")
     with pytest.raises(SqlError, match="no argument 'bogus'"):
         s.run("CALL sys.compact(`table` => 'default.pr', bogus => 1)")

@@ -157,8 +157,7 @@ def _fast_forward(c: Call):
 
 def _remove_orphan_files(c: Call):
     ident = str(c.need("table"))
-    if _bool(c.args.get("dry_run", False)):
-        raise c.error("dry_run is not supported (the engine deletes the files it finds)")
+    dry_run = _bool(c.args.get("dry_run", False))
     older = c.millis("older_than")
     parts = [p.strip("`") for p in ident.split(".")]
     tables = []
@@ -170,7 +169,7 @@ def _remove_orphan_files(c: Call):
         tables = [c.table()]
     deleted = []
     for t in tables:
-        deleted += list(t.remove_orphan_files(older))
+        deleted += list(t.remove_orphan_files(older, dry_run=dry_run))
     return _result([len(deleted)] + deleted)
 
 
