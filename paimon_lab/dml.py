@@ -64,7 +64,10 @@ def _check_merge_engine(table: "Table", statement: str) -> None:
     fn = table.merge_function
     engine = fn.engine
     if statement == "DELETE":
-        if engine == "deduplicate" or (fn.remove_on_delete and not fn.ignore_delete):
+        if fn.ignore_delete:
+            raise PaimonLabError(f"DELETE on this {engine} table would be ignored: it sets "
+                                 f"{' or '.join(repr(o) for o in fn.ignore_delete_options)} = 'true'")
+        if engine == "deduplicate" or fn.remove_on_delete:
             return
         if engine == "first-row":
             raise PaimonLabError("DELETE is not supported on a first-row table: the first row of a key "
