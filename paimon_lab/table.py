@@ -190,13 +190,14 @@ class Table:
         raise PaimonLabError(f"Could not alter {self.identifier}: the schema kept changing underneath")
 
     # ------------------------------------------------------------------ writing
-    def _new_writer(self, commit_user: str, ignore_previous_files: bool = False):
-        """A writer for this table; an overwrite ignores the files it is about to replace."""
+    def _new_writer(self, commit_user: str, ignore_previous_files: bool = False, file_uuid: str | None = None):
+        """A writer for this table; an overwrite ignores the files it is about to replace.
+        ``file_uuid``: the uuid part of every file name it writes (default: a fresh one)."""
         if self.schema.primary_keys:
             from .mergetree.writer import KeyValueFileStoreWrite
 
-            return KeyValueFileStoreWrite(self, commit_user, ignore_previous_files)
-        return AppendWriter(self, commit_user, ignore_previous_files)
+            return KeyValueFileStoreWrite(self, commit_user, ignore_previous_files, file_uuid=file_uuid)
+        return AppendWriter(self, commit_user, ignore_previous_files, file_uuid=file_uuid)
 
     def write(self, data: Any, *, overwrite: bool | dict = False, row_kinds: Sequence[str] | None = None) -> int | None:
         """Write data (pyarrow Table/RecordBatch or pandas DataFrame) as exactly one commit.
@@ -571,11 +572,12 @@ class Table:
 class TableWriter:
     """Buffered writes to one table, committed once. Use through :meth:`Table.writer`."""
 
-    def __init__(self, table: Table, overwrite: bool | dict = False):
+    def __init__(self, table: Table, overwrite: bool | dict = False, *, file_uuid: str | None = None):
         self.table = table
         self.commit_user = str(uuid.uuid4())
         self.overwrite = overwrite
-        self._writer = table._new_writer(self.commit_user, ignore_previous_files=overwrite not in (False, None))
+        self._writer = table._new_writer(self.commit_user, ignore_previous_files=overwrite not in (False, None),
+                                         file_uuid=file_uuid)
         self.snapshot_id: int | None = None
         self._done = False
 

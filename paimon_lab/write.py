@@ -108,7 +108,8 @@ def group_rows(table: pa.Table, keys: Sequence[str]) -> list[tuple[tuple, pa.Tab
 class AppendWriter:
     """Writes an append (no primary key) table: bucket-unaware (-1) or fixed buckets."""
 
-    def __init__(self, table: "Table", commit_user: str, ignore_previous_files: bool = False):
+    def __init__(self, table: "Table", commit_user: str, ignore_previous_files: bool = False,
+                 file_uuid: str | None = None):
         self.table = table
         self.ignore_previous_files = ignore_previous_files
         self.schema = table.schema
@@ -121,6 +122,8 @@ class AppendWriter:
         self.buffered_bytes = 0
         self.buffer_limit = self.core.get("write-buffer-size")
         self.namer = FileNamer(self.core.get("data-file.prefix"), "." + self.core.file_format)
+        if file_uuid:
+            self.namer.uuid = file_uuid
         self.messages: dict[tuple[bytes, int], CommitMessage] = {}
         self._next_seq: dict[tuple[bytes, int], int] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None

@@ -276,7 +276,8 @@ class MergeTreeWriter:
 class KeyValueFileStoreWrite:
     """Writes a primary-key table: buffering, bucketing, and one MergeTreeWriter per bucket."""
 
-    def __init__(self, table: "Table", commit_user: str, ignore_previous_files: bool = False):
+    def __init__(self, table: "Table", commit_user: str, ignore_previous_files: bool = False,
+                 file_uuid: str | None = None):
         self.table = table
         self.ignore_previous_files = ignore_previous_files
         self.schema = table.schema
@@ -312,6 +313,9 @@ class KeyValueFileStoreWrite:
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._dvs: dict | None = None
         self.index_namer = FileNamer("index-")
+        if file_uuid:
+            for namer in (self.data_namer, self.changelog_namer, self.index_namer):
+                namer.uuid = file_uuid
 
     # ------------------------------------------------------------------ input
     def write(self, data: Any, row_kinds=None) -> None:

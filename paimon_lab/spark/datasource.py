@@ -10,6 +10,7 @@ snapshot's commit identifier and skips a batch that is already committed (exactl
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
@@ -360,9 +361,43 @@ class PaimonCommitMessage(WriterCommitMessage):
     messages: list[CommitMessage] = field(default_factory=list)
 
 
-def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+def _job_id() -> str:
+    """12 hex digits naming one Spark write job: the start of every file uuid its tasks use."""
+    return uuid.uuid4().hex[:12]
+
+
+def _task_file_uuid(job: str) -> str:
+    return str(uuid.UUID(job + uuid.uuid4().hex[12:]))
+
+
+def _job_files_marker(job: str) -> str:
+    return f"-{job[:8]}-{job[8:12]}-"
+
+
+def remove_job_files(table: Table, job: str) -> list[str]:
+    """Delete every data, changelog and index file a failed job's tasks wrote, also those of
+    tasks Spark killed before they could clean up (found by the job id in their names)."""
+    io, marker, found = table.file_io, _job_files_marker(job), []
+    metadata = {"snapshot", "schema", "tag", "branch", "consumer", "manifest", "statistics"}
+
+    def walk(directory: str, top: bool) -> None:
+        for info in io.list_dir(directory):
+            name = info.base_name
+            if info.type.name == "Directory":
+                if not (top and name in metadata):
+                    walk(f"{directory}/{name}", False)
+            elif marker in name:
+                found.append(f"{directory}/{name}")
+
+    walk(table.path, True)
+    io.delete_quietly(found)
+    return found
+
+
+def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch],
+                job: str | None = None) -> PaimonCommitMessage:
     table = ref.open()
-    writer = TableWriter(table, overwrite=overwrite)
+    writer = TableWriter(table, overwrite=overwrite, file_uuid=_task_file_uuid(job) if job else None)
     try:
         for batch in batches:
             if batch.num_rows:
@@ -443,9 +478,10 @@ class PaimonWriter(DataSourceArrowWriter):
         self.overwrite = overwrite
         self.dynamic = dynamic
         self.commit_user = str(uuid.uuid4())
+        self.job = _job_id()
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        return _write_task(self.ref, self.overwrite, iterator)
+        return _write_task(self.ref, self.overwrite, iterator, self.job)
 
     def commit(self, messages: list) -> None:
         _, tasks = _messages(messages)
@@ -453,7 +489,13 @@ class PaimonWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list) -> None:
         msgs, _ = _messages(messages)
-        self.ref.open().discard(msgs)
+        table = self.ref.open()
+        table.discard(msgs)
+        # Tasks Spark is still killing may write a file or two after this: sweep until quiet.
+        for _ in range(5):
+            if not remove_job_files(table, self.job):
+                break
+            time.sleep(1.0)
 
 
 def last_committed_batch(table: Table, commit_user: str) -> int | None:
