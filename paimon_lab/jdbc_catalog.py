@@ -81,6 +81,21 @@ OPT_KEY_MAX_LENGTH = "lock-key-max-length"        # Java default 255
 
 # --------------------------------------------------------------------------- errors
 
+def _view_of(action: str, full: str, query: str, schema: pa.Schema, comment: str | None,
+             dialects: Mapping[str, str] | None, options: Mapping[str, str] | None) -> View:
+    """A checked view definition (``action``: 'create' or 'alter', for the error messages)."""
+    if not isinstance(query, str) or not query.strip():
+        raise CatalogError(f"Cannot {action} view '{full}': the query is empty")
+    if not isinstance(schema, pa.Schema):
+        raise CatalogError(f"Cannot {action} view '{full}': the schema must be a pyarrow.Schema, "
+                           f"got {type(schema).__name__}")
+    if len(set(schema.names)) != len(schema.names):
+        raise CatalogError(f"Cannot {action} view '{full}': duplicate column names in {schema.names}")
+    return View(full, query, tuple(T.fields_from_arrow(schema)), comment,
+                {str(k): str(v) for k, v in (dialects or {}).items()},
+                {str(k): str(v) for k, v in (options or {}).items()})
+
+
 class JdbcCatalogError(CatalogError):
     """The catalog database could not be reached or refused a statement."""
 
@@ -798,20 +813,11 @@ class JdbcCatalog:
         """Store a view: its SQL ``query`` and the ``schema`` of its result."""
         db, name = split_identifier(identifier)
         full = f"{db}.{name}"
-        if not isinstance(query, str) or not query.strip():
-            raise CatalogError(f"Cannot create view '{full}': the query is empty")
-        if not isinstance(schema, pa.Schema):
-            raise CatalogError(f"Cannot create view '{full}': the schema must be a pyarrow.Schema, "
-                               f"got {type(schema).__name__}")
-        if len(set(schema.names)) != len(schema.names):
-            raise CatalogError(f"Cannot create view '{full}': duplicate column names in {schema.names}")
+        view = _view_of("create", full, query, schema, comment, dialects, options)
         if not self.database_exists(db):
             raise DatabaseNotExistError(db)
         if self._registered(db, name):
             raise ViewAlreadyExistError(full, "a table with that name exists")
-        view = View(full, query, tuple(T.fields_from_arrow(schema)), comment,
-                    {str(k): str(v) for k, v in (dialects or {}).items()},
-                    {str(k): str(v) for k, v in (options or {}).items()})
         if not self.db.insert(f"INSERT INTO {VIEWS} (catalog_key, database_name, view_name, view_schema) "
                               "VALUES (?, ?, ?, ?)", (self.catalog_key, db, name, view.to_json())):
             if ignore_if_exists:
@@ -839,14 +845,7 @@ class JdbcCatalog:
         """Replace the definition (query and result schema) of an existing view."""
         db, name = split_identifier(identifier)
         full = f"{db}.{name}"
-        if not isinstance(query, str) or not query.strip():
-            raise CatalogError(f"Cannot alter view '{full}': the query is empty")
-        if not isinstance(schema, pa.Schema):
-            raise CatalogError(f"Cannot alter view '{full}': the schema must be a pyarrow.Schema, "
-                               f"got {type(schema).__name__}")
-        view = View(full, query, tuple(T.fields_from_arrow(schema)), comment,
-                    {str(k): str(v) for k, v in (dialects or {}).items()},
-                    {str(k): str(v) for k, v in (options or {}).items()})
+        view = _view_of("alter", full, query, schema, comment, dialects, options)
         changed = self.db.execute(
             f"UPDATE {VIEWS} SET view_schema = ? WHERE catalog_key = ? AND database_name = ? AND view_name = ?",
             (view.to_json(), self.catalog_key, db, name))
