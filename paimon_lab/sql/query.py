@@ -465,16 +465,7 @@ class Planner:
         return out
 
     def _push_filters(self, select: exp.Select, by_node: dict[int, RelInfo]) -> None:
-        sources = _from_sources(select)
-        direct: list[tuple[RelInfo | None, bool]] = []
-        for i, (src, side, kind) in enumerate(sources):
-            rel = by_node.get(id(src))
-            nullable = side in ("LEFT", "FULL") and i > 0
-            if side in ("RIGHT", "FULL"):
-                direct = [(r, True) for r, _ in direct]
-            if kind in ("SEMI", "ANTI"):
-                continue
-            direct.append((rel, nullable))
+        direct = [(by_node.get(id(src)), nullable) for src, nullable in _direct_sources(select)]
         if not direct:
             return
         where = select.args.get("where")
