@@ -219,7 +219,7 @@ def _run_size(args, n_rows: int, selected: dict, system_names: list[str], workdi
               f"{expected.checksum}; each workload's model is plain pyarrow over them):")
         for c in all_cells:
             if c.warmup and c.warmup.fingerprints:
-                readers = ", ".join(systems.SYSTEMS[r].label for r in c.warmup.fingerprints)
+                readers = ", ".join(systems.reader_label(r) for r in c.warmup.fingerprints)
                 verdict = "MISMATCH" if c.status == "mismatch" else "ok"
                 print(f"  {c.workload:<12} {systems.SYSTEMS[c.system].label:<16} read back by {readers}: {verdict}")
     for c in all_cells:

@@ -10,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-LIBRARIES = ("pyarrow", "numpy", "pandas", "pypaimon", "deltalake", "pyiceberg", "paimon-lab")
+LIBRARIES = ("pyarrow", "numpy", "pandas", "pypaimon", "deltalake", "pyiceberg", "pyspark", "paimon-lab")
 
 
 def _cpu_model() -> str:

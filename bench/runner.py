@@ -167,12 +167,17 @@ def run_workload(workload: Workload, system_names: list[str], config: Config, da
     began = time.monotonic()
     if workload.systems is not None:  # a workload for some systems only (e.g. paimon-lab's memory bound)
         system_names = [n for n in system_names if n in workload.systems]
+    else:  # systems such as Spark Parquet take part only where a workload names them
+        system_names = [n for n in system_names if not systems.SYSTEMS[n].dedicated]
     cells = [Cell(workload.name, name) for name in system_names]
+    not_here = workload.unavailable()  # e.g. no Java for the Spark workload: n/a for everyone
     for cell in cells:
         cls = systems.SYSTEMS[cell.system]
         why = cls.available()
         lacking = [reason for op in workload.requires if (reason := cls.lacks(op))]
-        if lacking and not why:
+        if not_here:
+            cell.status, cell.reason = "n/a", not_here
+        elif lacking and not why:
             cell.status, cell.reason = "n/a", lacking[0]
         elif why:  # a missing peer is skipped; a missing paimon-lab is a failure
             cell.status, cell.reason = ("error" if cell.system == systems.LAB else "skipped"), why
@@ -220,7 +225,7 @@ def run_workload(workload: Workload, system_names: list[str], config: Config, da
     for cell in active():
         cell.warmup = execute(cell, "run", "warmup", verify=config.verify, setup_first=workload.needs_setup)
     repeat = min(config.repeat, workload.max_repeat) if workload.max_repeat else config.repeat
-    if config.quick and workload.quick_repeat:
+    if config.quick and workload.quick_repeat is not None:
         repeat = min(repeat, workload.quick_repeat)
     for i in range(repeat):
         for cell in active():

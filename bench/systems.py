@@ -82,6 +82,8 @@ class System:
     # operations (method names) the system lacks, with why: the harness reports them as n/a
     # without starting a process (methods a system does not override count as lacking too)
     unsupported: dict[str, str] = {}
+    # a system that takes part only in workloads naming it in ``Workload.systems`` (Spark Parquet)
+    dedicated = False
 
     @classmethod
     def lacks(cls, operation: str) -> str | None:
@@ -175,6 +177,24 @@ class System:
         """Open the table afresh and plan a full scan: (data files, rows) it would read."""
         raise NotImplementedError
 
+    # --- through Spark (the ``spark`` workload; ``spark`` is a SparkSession) -------------------
+    def spark_create(self, spark: Any, warehouse: str, primary_key: bool) -> Any:
+        """Create an empty table for a Spark write (untimed): the append table, or with
+        ``primary_key`` the primary-key table (key (id, dt), bucket 2); returns its handle."""
+        raise NotImplementedError
+
+    def spark_write(self, spark: Any, df: Any, target: Any) -> None:
+        """Write the DataFrame ``df`` into ``target`` (from :meth:`spark_create`) as one Spark job."""
+        raise NotImplementedError
+
+    def spark_upsert(self, spark: Any, df: Any, target: Any) -> None:
+        """Write ``df`` into the primary-key ``target`` (rows shuffled by bucket, sorted by key)."""
+        raise NotImplementedError
+
+    def spark_read(self, spark: Any, target: Any) -> Any:
+        """A DataFrame over everything in ``target`` (columns id, name, value, dt; lazy)."""
+        raise NotImplementedError
+
     def prime(self, scratch_dir: str) -> None:
         """Create, write and read a tiny table so lazy imports and first-call costs are paid
         before the clock starts (every worker does this; the timed operation is steady-state)."""
@@ -240,6 +260,26 @@ class PaimonLab(System):
 
         splits = Catalog(warehouse).get_table(TABLE_ID).plan()
         return sum(len(s.files) for s in splits), sum(s.row_count for s in splits)
+
+    # Through Spark: the "paimon" Python data source (paimon_lab.spark), registered by the
+    # workload; the table is created beforehand with the same options as everywhere else.
+    def spark_create(self, spark, warehouse, primary_key):
+        create = self.create_pk_table if primary_key else self.create_append_table
+        create(warehouse, data.SCHEMA, data.PARTITION_KEYS)
+        return warehouse
+
+    def spark_write(self, spark, df, target):
+        df.write.format("paimon").mode("append").option("warehouse", target).save(TABLE_ID)
+
+    def spark_upsert(self, spark, df, target):
+        from paimon_lab import spark as ps
+
+        # write_table = df.write.format("paimon") after a shuffle by (partition, bucket), which a
+        # fixed-bucket table needs (each bucket must be written by one task).
+        ps.write_table(df, TABLE_ID, warehouse=target, mode="append")
+
+    def spark_read(self, spark, target):
+        return spark.read.format("paimon").option("warehouse", target).load(TABLE_ID)
 
 
 # ----------------------------------------------------------------------------- pypaimon
@@ -570,6 +610,53 @@ class PyIceberg(System):
         return table.scan(snapshot_id=first.snapshot_id).to_arrow()
 
 
+# ----------------------------------------------------------------------------- Spark Parquet
+
+SPARK_DDL = "id BIGINT, name STRING, value DOUBLE, dt STRING"
+
+
+class SparkParquet(System):
+    """Spark's own Parquet writer and reader on the same SparkSession: the floor of the ``spark``
+    workload (and only there: ``dedicated``).
+
+    Write: ``df.write.partitionBy("dt").option("compression", "zstd").parquet(path)`` (zstd
+    level 1 through the session's ``parquet.compression.codec.zstd.level``), one file per
+    partition per task, as paimon-lab's data source writes; the primary-key "write" is the floor
+    of a bucketed write: shuffle by (dt, hash(id) mod 2), sort by (dt, id) within each task,
+    write. Read: ``spark.read.schema(...).parquet(path)`` (dt from the directory names, typed
+    STRING by the schema).
+    """
+
+    name = "spark_parquet"
+    label = "Spark Parquet"
+    module = "pyspark"
+    table_format = "spark-parquet"
+    dedicated = True
+
+    @classmethod
+    def available(cls):
+        from . import sparkenv
+
+        return sparkenv.unavailable()
+
+    def spark_create(self, spark, warehouse, primary_key):
+        return os.path.join(warehouse, "parquet")
+
+    def spark_write(self, spark, df, target):
+        df.write.partitionBy("dt").option("compression", COMPRESSION).parquet(target)
+
+    def spark_upsert(self, spark, df, target):
+        from pyspark.sql import functions as F
+
+        buckets = int(PK_OPTIONS["bucket"])
+        (df.repartition(buckets, "dt", F.pmod(F.hash("id"), F.lit(buckets)))
+           .sortWithinPartitions("dt", "id")
+           .write.partitionBy("dt").option("compression", COMPRESSION).parquet(target))
+
+    def spark_read(self, spark, target):
+        return spark.read.schema(SPARK_DDL).parquet(target).select("id", "name", "value", "dt")
+
+
 def _runs(sorted_values: pa.ChunkedArray) -> list[tuple[Any, int]]:
     """(value, run length) of a sorted column, in order."""
     counts = pc.run_end_encode(sorted_values.combine_chunks())
@@ -579,7 +666,7 @@ def _runs(sorted_values: pa.ChunkedArray) -> list[tuple[Any, int]]:
 
 
 SYSTEMS: dict[str, type[System]] = {cls.name: cls for cls in (PaimonLab, PyPaimon, PyArrowFloor, DeltaLake,
-                                                                PyIceberg)}
+                                                                PyIceberg, SparkParquet)}
 LAB = PaimonLab.name
 
 
@@ -587,5 +674,13 @@ def get(name: str) -> System:
     return SYSTEMS[name]()
 
 
-__all__ = ["System", "SYSTEMS", "LAB", "get", "COMPRESSION", "ZSTD_LEVEL", "Cond", "filter_sql", "filter_arrow",
+def reader_label(reader: str) -> str:
+    """The label of a verification reader: a system name, or ``system:what`` (one of several
+    tables or paths a system read back, e.g. ``spark_parquet:write``)."""
+    name, _, what = reader.partition(":")
+    label = SYSTEMS[name].label if name in SYSTEMS else name
+    return f"{label} ({what})" if what else label
+
+
+__all__ = ["System", "SYSTEMS", "LAB", "get", "reader_label", "COMPRESSION", "ZSTD_LEVEL", "Cond", "filter_sql", "filter_arrow",
            "PK_OPTIONS", "PRIMARY_KEYS"]

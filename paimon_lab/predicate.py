@@ -10,10 +10,14 @@ match (so the file can be skipped), and it says which columns it needs.
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
+import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import sqlglot
@@ -37,6 +41,12 @@ class Predicate:
 
     def restrict(self, names: set[str]) -> "Predicate | None":
         """The part of this predicate that only uses ``names`` (weaker or equal), or None."""
+        raise NotImplementedError
+
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray:
+        """The predicate on every row of ``table`` (true, false or null), with compute kernels
+        called directly: the rows ``table.filter(self.to_expression())`` keeps are the true ones,
+        without the cost of planning a query per call. NotImplementedError: use the expression."""
         raise NotImplementedError
 
     def __and__(self, other: "Predicate") -> "Predicate":
@@ -94,6 +104,44 @@ class Leaf(Predicate):
             return pc.starts_with(f, lits[0])
         raise FilterError(f"Unknown operator {self.op}")
 
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray:
+        f = table.column(self.column)
+        lits = self.literals
+        if self._has_null or (self.op in _BINARY and not lits):
+            raise NotImplementedError  # NULL literals: leave the typing to the expression
+        if self.op in _BINARY:
+            return _BINARY[self.op](f, lits[0])
+        if self.op in ("in", "not_in"):
+            hit = pc.is_in(f, value_set=self._value_set)
+            if f.null_count:
+                hit = pc.if_else(pc.is_valid(f), hit, pa.scalar(None, pa.bool_()))
+            return hit if self.op == "in" else pc.invert(hit)
+        if self.op == "is_null":
+            return pc.is_null(f)
+        if self.op == "is_not_null":
+            return pc.is_valid(f)
+        if self.op == "starts_with":
+            return pc.starts_with(f, lits[0])
+        raise NotImplementedError
+
+    @cached_property
+    def _has_null(self) -> bool:
+        return any(v is None for v in self.literals)
+
+    @cached_property
+    def _value_set(self) -> pa.Array:
+        return pa.array(list(self.literals))
+
+    @cached_property
+    def _sorted_literals(self) -> list | None:
+        values = [v for v in self.literals if v is not None]
+        if any(v != v for v in values):  # NaN: no total order
+            return None
+        try:
+            return sorted(values)
+        except TypeError:
+            return None
+
     def may_match(self, stats: Stats, row_count: int) -> bool:
         if self.column not in stats:
             return True
@@ -122,6 +170,13 @@ class Leaf(Predicate):
         if self.op == ">=":
             return _cmp(hi, v, o.ge)
         if self.op == "in":
+            values = self._sorted_literals
+            if values is not None and len(values) > 8:
+                try:  # the smallest literal >= lo must not be above hi
+                    i = bisect.bisect_left(values, lo)
+                    return i < len(values) and values[i] <= hi
+                except TypeError:
+                    pass
             return any(_cmp(lo, x, o.le) and _cmp(x, hi, o.le) for x in self.literals if x is not None)
         if self.op == "not_in":
             return not (lo == hi and lo in self.literals)
@@ -148,6 +203,12 @@ class And(Predicate):
             out = out & c.to_expression()
         return out
 
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray:
+        out = self.children[0].evaluate(table)
+        for c in self.children[1:]:
+            out = pc.and_kleene(out, c.evaluate(table))
+        return out
+
     def may_match(self, stats: Stats, row_count: int) -> bool:
         return all(c.may_match(stats, row_count) for c in self.children)
 
@@ -171,6 +232,12 @@ class Or(Predicate):
             out = out | c.to_expression()
         return out
 
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray:
+        out = self.children[0].evaluate(table)
+        for c in self.children[1:]:
+            out = pc.or_kleene(out, c.evaluate(table))
+        return out
+
     def may_match(self, stats: Stats, row_count: int) -> bool:
         return any(c.may_match(stats, row_count) for c in self.children)
 
@@ -189,6 +256,9 @@ class Not(Predicate):
     def to_expression(self) -> pc.Expression:
         return ~self.child.to_expression()
 
+    def evaluate(self, table: pa.Table) -> pa.ChunkedArray:
+        return pc.invert(self.child.evaluate(table))
+
     def may_match(self, stats: Stats, row_count: int) -> bool:
         return True
 
@@ -197,6 +267,40 @@ class Not(Predicate):
 
     def restrict(self, names: set[str]) -> Predicate | None:
         return self if self.columns() <= names else None
+
+
+_BINARY = {"=": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal,
+           ">": pc.greater, ">=": pc.greater_equal}
+
+
+def filter_table(table: pa.Table, pred: Predicate | None) -> pa.Table:
+    """``table.filter(pred.to_expression())``, computed without a query plan where possible."""
+    if pred is None or table.num_rows == 0:
+        return table
+    try:
+        mask = pred.evaluate(table)
+    except (NotImplementedError, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid, TypeError):
+        return table.filter(pred.to_expression())
+    return table.filter(mask)
+
+
+def match_mask(table: pa.Table, pred: Predicate) -> np.ndarray:
+    """Boolean numpy mask of the rows of ``table`` that ``pred`` selects (null: not selected)."""
+    if table.num_rows:
+        try:
+            mask = pred.evaluate(table)
+        except (NotImplementedError, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid, TypeError):
+            pass
+        else:
+            if isinstance(mask, pa.ChunkedArray):
+                mask = mask.combine_chunks() if mask.num_chunks != 1 else mask.chunk(0)
+            if mask.null_count:
+                mask = pc.fill_null(mask, False)
+            return mask.to_numpy(zero_copy_only=False).astype(bool, copy=False)
+    indexed = table.append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    out = np.zeros(table.num_rows, dtype=bool)
+    out[indexed.filter(pred.to_expression()).column("__row").to_numpy()] = True
+    return out
 
 
 class col:
@@ -249,12 +353,28 @@ def bind(pred: Predicate, schema: pa.Schema) -> Predicate:
         target = schema.field(pred.column).type
         if pa.types.is_decimal(target) and pred.literals:
             return _bind_decimal(pred, target)
+        many = _coerce_many(pred.literals, target) if len(pred.literals) > 8 else None
+        if many is not None:
+            return Leaf(pred.op, pred.column, many)
         return Leaf(pred.op, pred.column, tuple(_coerce(v, target, pred.column) for v in pred.literals))
     if isinstance(pred, (And, Or)):
         return type(pred)(tuple(bind(c, schema) for c in pred.children))
     if isinstance(pred, Not):
         return Not(bind(pred.child, schema))
     raise FilterError(f"Not a predicate: {pred!r}")
+
+
+def _coerce_many(values: tuple, target: pa.DataType) -> tuple | None:
+    """:func:`_coerce` of a long literal list in one go, for the common plain cases (None: do
+    them one by one)."""
+    if pa.types.is_integer(target) and all(type(v) is int for v in values):
+        try:
+            return tuple(pa.array(values, pa.int64()).cast(target).to_pylist())
+        except (pa.ArrowInvalid, OverflowError):
+            return None
+    if (pa.types.is_string(target) or pa.types.is_large_string(target)) and all(type(v) is str for v in values):
+        return tuple(values)
+    return None
 
 
 def _coerce(value: Any, target: pa.DataType, column: str) -> Any:
@@ -276,12 +396,6 @@ def _coerce(value: Any, target: pa.DataType, column: str) -> Any:
         return pa.scalar(value).cast(target).as_py()
     except (TypeError, ValueError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise FilterError(f"Value {value!r} cannot be compared with column '{column}' of type {target}") from None
-
-
-# --------------------------------------------------------------------------- parsing
-
-_CMP = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
-_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
 
 
 def _exact_decimal(value: Any, target: pa.DataType, column: str):
@@ -354,12 +468,45 @@ _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
 def parse_filter(text: str, schema: pa.Schema | None = None) -> Predicate:
     """Parse a SQL boolean expression (``AND``/``OR``/``NOT``, comparisons, ``IN``, ``BETWEEN``,
     ``IS [NOT] NULL``, ``LIKE 'prefix%'``) into a predicate, bound to ``schema`` if given."""
+    long_list = _parse_long_in_list(text)
+    if long_list is not None:
+        return bind(long_list, schema) if schema is not None else long_list
     try:
         tree = sqlglot.parse_one(text)
     except sqlglot.errors.ParseError as e:
         raise FilterError(f"Cannot parse filter {text!r}: {str(e).splitlines()[0]}") from None
     pred = _convert(tree, text)
     return bind(pred, schema) if schema is not None else pred
+
+
+_LONG_IN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s+(NOT\s+)?IN\s*\((.*)\)\s*", re.S | re.I)
+_IN_ITEM = re.compile(r"\s*(?:(-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)|'([^'\\]*)'|(NULL))\s*(,|$)", re.I)
+
+
+def _parse_long_in_list(text: str) -> Predicate | None:
+    """``col [NOT] IN (<many plain literals>)`` without a SQL parser (a DELETE of thousands of
+    keys spends seconds in one). Anything less plain, or a short list, returns None."""
+    m = _LONG_IN.fullmatch(text)
+    if m is None or m.group(3).count(",") < 15:
+        return None
+    body, pos, values, sep = m.group(3), 0, [], ","
+    while pos < len(body):
+        item = _IN_ITEM.match(body, pos)
+        if item is None or item.end() == pos:
+            return None
+        number, string, null, sep = item.groups()
+        if number is not None:
+            values.append(float(number) if any(c in number for c in ".eE") else int(number))
+        elif string is not None:
+            values.append(string)
+        else:
+            values.append(None)
+        pos = item.end()
+        if sep == "" and pos < len(body):
+            return None
+    if sep != "":
+        return None  # empty, or a trailing comma
+    return Leaf("not_in" if m.group(2) else "in", m.group(1), tuple(values))
 
 
 def _column(node: exp.Expression, text: str) -> str | None:

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 from .format import read_file
 from .fs import join
 from .manifest import DataFileMeta
-from .predicate import Predicate
+from .predicate import Predicate, filter_table
 from .scan import DataSplit
 from .schema import TableSchema
 
@@ -94,30 +94,51 @@ class TableRead:
             out = out.filter(predicate.to_expression())
         return out
 
+    def _needed_columns(self) -> list[str]:
+        """Projected columns plus the columns the filter needs."""
+        needed = list(self.columns)
+        if self.predicate is not None:
+            needed += [c for c in sorted(self.predicate.columns()) if c not in needed]
+        return needed
+
     def _read_merged(self, split: DataSplit) -> pa.Table:
-        """Merge-on-read of one bucket of a primary-key table."""
-        from .mergetree.compact import BucketFiles, drop_retracts, merge_sorted
+        """Merge-on-read of one bucket of a primary-key table.
+
+        Only the key part of the filter is applied before merging (every version of a key has
+        the same key); the whole filter is applied to the merged rows, so an older version that
+        matches a value filter never comes back."""
+        from .mergetree.compact import BucketFiles, drop_retracts, merge_order, merge_sorted
+        from .mergetree.merge_read import MergeReader, supports_fast_merge
 
         t = self.table
         layout = t.kv_layout
-        files = BucketFiles(t, layout, split.partition, split.bucket)
+        merge_fn = t.merge_function
+        reader = MergeReader(t, split.partition, split.bucket)
+        needed = self._needed_columns()
         if t.schema.core.get("deletion-vectors.enabled"):
             # Every key lives once above level 0; older versions are masked by deletion vectors.
             _, dvs = t.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
-            kv = files.read([f for f in split.files if f.level > 0], dvs)
+            values = reader.read_with_deletion_vectors([f for f in split.files if f.level > 0], dvs, needed,
+                                                       self.predicate)
         else:
-            from .mergetree.writer import needs_lookup
+            from .mergetree.writer import batch_scan_skips_level0
 
-            # Lookup tables lift level 0 at every commit; what is still there is not committed data yet.
-            chosen = [f for f in split.files if f.level > 0] if needs_lookup(t.schema.core) else split.files
-            kv = files.read(chosen)
-            levels = {f.level for f in chosen}
-            if len(chosen) > 1 and not (len(levels) == 1 and 0 not in levels):
-                kv = merge_sorted(layout, t.merge_function, kv)
-        values = drop_retracts(kv).select(layout.value_names)
-        if self.predicate is not None:
-            values = values.filter(self.predicate.to_expression())
-        return values
+            chosen = merge_order([f for f in split.files if f.level > 0] if batch_scan_skips_level0(t.schema.core)
+                                 else split.files)
+            if supports_fast_merge(merge_fn) and reader.key_names:
+                values = reader.read_deduplicated(chosen, needed, self.predicate, merge_fn.ignore_delete)
+            else:
+                # The other engines merge every column; only a single sorted run is not merged
+                # (merging a key's lone row may change it, e.g. a lone retraction of a sum).
+                kv = BucketFiles(t, layout, split.partition, split.bucket).read(chosen)
+                key_pred = reader.key_predicate(self.predicate)
+                if key_pred is not None and kv.num_rows:
+                    kv = filter_table(kv, key_pred)  # value columns hold the key values
+                levels = {f.level for f in chosen}
+                if len(chosen) > 1 and not (len(levels) == 1 and 0 not in levels):
+                    kv = merge_sorted(layout, merge_fn, kv)
+                values = drop_retracts(kv).select(needed)
+        return filter_table(values, self.predicate)
 
     def read(self, splits: Sequence[DataSplit]) -> pa.Table:
         if self.table.schema.primary_keys:
@@ -142,7 +163,9 @@ class TableRead:
     def _finish(self, parts: list[pa.Table]) -> pa.Table:
         if not parts:
             return self.output_schema.empty_table()
-        result = pa.concat_tables(parts)
+        if not self.columns:  # concat_tables loses the row count of tables without columns
+            return pa.table({"_": pa.nulls(sum(p.num_rows for p in parts))}).select([])
+        result = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         return result.select(self.columns).cast(self.output_schema)
 
 

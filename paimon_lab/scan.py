@@ -11,8 +11,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+import pyarrow as pa
+
 from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta, merge_entries
-from .predicate import Predicate
+from .predicate import And, Leaf, Or, Predicate
 from .snapshot import Snapshot
 from .stats import decode_stats
 
@@ -124,6 +127,51 @@ class FileStoreScan:
             return FileIndexReader(file.embedded_index, list(self.table.schema.fields)).may_match(pred)
         return True
 
+    def bucket_selector(self, predicate: Predicate | None):
+        """For a fixed-bucket table and a filter that pins every bucket-key column to a few values
+        (``k = v``, ``k IN (...)``, combined with AND and OR), a function from an entry's total bucket
+        count to the buckets that can hold matching rows (None: any bucket). Else None."""
+        schema = self.table.schema
+        if predicate is None or schema.core.bucket <= 0:
+            return None
+        keys = schema.bucket_keys
+        values = _pinned_values(predicate, set(keys))
+        if not keys or any(k not in values for k in keys):
+            return None
+        fields = schema.fields_of(keys)
+        if any(f.type.root not in _HASHABLE for f in fields):
+            return None
+        combos = 1
+        for k in keys:
+            combos *= len(values[k])
+        if combos > 1_000_000:
+            return None
+        from . import binary_row
+
+        try:
+            if combos == 0:
+                hashes = np.zeros(0, dtype=np.int32)
+            else:
+                grids = np.meshgrid(*[np.arange(len(values[k])) for k in keys], indexing="ij")
+                columns = []
+                for k, f, grid in zip(keys, fields, grids):
+                    column = pa.array(sorted(values[k]), f.type.to_arrow())
+                    columns.append(column.take(pa.array(grid.reshape(-1))))
+                hashes = binary_row.hash_codes(columns, [f.type for f in fields])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            return None
+        cache: dict[int, set[int]] = {}
+
+        def select(total_buckets: int) -> set[int] | None:
+            if total_buckets is None or total_buckets <= 0:
+                return None
+            got = cache.get(total_buckets)
+            if got is None:
+                got = cache[total_buckets] = set(binary_row.bucket_of(hashes, total_buckets).tolist())
+            return got
+
+        return select
+
     def plan(self, snapshot: Snapshot, predicate: Predicate | None = None) -> list[DataSplit]:
         """Splits of a snapshot: live files grouped by partition and bucket, pruned by ``predicate``."""
         schema = self.table.schema
@@ -133,8 +181,13 @@ class FileStoreScan:
         if predicate is not None and schema.primary_keys:
             # Versions of a row live in several files; only key columns may skip a file.
             predicate = predicate.restrict(set(schema.primary_keys))
+        select_buckets = self.bucket_selector(predicate)
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         for e in entries:
+            if select_buckets is not None:
+                buckets = select_buckets(e.total_buckets)
+                if buckets is not None and e.bucket not in buckets:
+                    continue
             if predicate is not None and not self.file_may_match(e.file, predicate):
                 continue
             groups.setdefault((e.partition, e.bucket), []).append(e.file)
@@ -144,3 +197,29 @@ class FileStoreScan:
             splits.append(DataSplit(part, bucket, files, snapshot.id, snapshot))
         splits.sort(key=lambda s: (s.partition, s.bucket))
         return splits
+
+
+# Bucket-key types whose hash a filter literal reproduces exactly (no -0.0/NaN, padding or time zones).
+_HASHABLE = {"TINYINT", "SMALLINT", "INT", "BIGINT", "VARCHAR", "DATE"}
+
+
+def _pinned_values(pred: Predicate, names: set[str]) -> dict[str, set]:
+    """Columns of ``names`` that every matching row has one of finitely many values in: from
+    ``=`` and ``IN`` leaves, intersected across AND, united across OR (other shapes say nothing)."""
+    if isinstance(pred, Leaf) and pred.column in names:
+        if pred.op == "=" and pred.literals and pred.literals[0] is not None:
+            return {pred.column: {pred.literals[0]}}
+        if pred.op == "in":
+            return {pred.column: {v for v in pred.literals if v is not None}}
+        return {}
+    if isinstance(pred, And):
+        out: dict[str, set] = {}
+        for child in pred.children:
+            for k, v in _pinned_values(child, names).items():
+                out[k] = out[k] & v if k in out else set(v)
+        return out
+    if isinstance(pred, Or):  # a column every branch pins: the union of the branches' values
+        branches = [_pinned_values(child, names) for child in pred.children]
+        common = set.intersection(*(set(b) for b in branches)) if branches else set()
+        return {k: set().union(*(b[k] for b in branches)) for k in common}
+    return {}

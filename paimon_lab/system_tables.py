@@ -543,15 +543,16 @@ def _statistics(table: "Table", snap: Snapshot | None) -> pa.Table:
 def _merged_kv(table: "Table", split) -> pa.Table:
     """Merge-on-read of one bucket keeping each key's row kind and its deletes (Java's
     ``forceKeepDelete`` read under the audit log); mirrors :meth:`TableRead._read_merged`."""
-    from .mergetree.compact import BucketFiles, merge_sorted
-    from .mergetree.writer import needs_lookup
+    from .mergetree.compact import BucketFiles, merge_order, merge_sorted
+    from .mergetree.writer import batch_scan_skips_level0
 
     layout = table.kv_layout
     files = BucketFiles(table, layout, split.partition, split.bucket)
     if table.schema.core.get("deletion-vectors.enabled"):
         _, dvs = table.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
         return files.read([f for f in split.files if f.level > 0], dvs)
-    chosen = [f for f in split.files if f.level > 0] if needs_lookup(table.schema.core) else split.files
+    chosen = merge_order([f for f in split.files if f.level > 0] if batch_scan_skips_level0(table.schema.core)
+                         else split.files)
     kv = files.read(chosen)
     levels = {f.level for f in chosen}
     if len(chosen) > 1 and not (len(levels) == 1 and 0 not in levels):

@@ -621,13 +621,13 @@ class TableWriter:
 
     def _catch_up_compaction(self, attempts: int = 3) -> None:
         """The data is committed but its compaction lost a race with another commit. Where
-        readers skip level 0 (deletion vectors, lookup changelog, first-row) the new rows would
+        readers skip level 0 (deletion vectors, first-row) the new rows would
         stay invisible until some later compaction: compact again on the new latest snapshot."""
         from .errors import CommitConflictError
-        from .mergetree.writer import needs_lookup
+        from .mergetree.writer import batch_scan_skips_level0
 
         t = self.table
-        if not t.schema.primary_keys or not needs_lookup(t.schema.core) or t.schema.core.get("write-only"):
+        if not t.schema.primary_keys or not batch_scan_skips_level0(t.schema.core) or t.schema.core.get("write-only"):
             return
         for _ in range(attempts):
             try:

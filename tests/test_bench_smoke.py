@@ -30,10 +30,23 @@ def test_bench_quick_runs_and_verifies(tmp_path):
     assert doc["ok"] and doc["config"]["rows"] == 20_000
     assert {r["workload"] for r in doc["results"]} >= {
         "append", "read", "pk_upsert", "pk_read", "pk_compact", "point_filter", "pk_delete", "time_travel",
-        "planning", "memory_bound"}
+        "planning", "memory_bound", "spark"}
     lab = {r["workload"]: r for r in doc["results"] if r["system"] == "paimon_lab"}
-    assert all(r["status"] == "ok" for r in lab.values())
+    # The Spark workload is n/a (with the reason) where there is no Java or PySpark >= 4.1.
+    from bench import sparkenv
+
+    no_spark = sparkenv.unavailable()
+    assert all(r["status"] == "ok" for w, r in lab.items() if not (w == "spark" and no_spark))
     assert set(lab["pk_upsert"]["median_laps"]) == {"commit1", "commit2", "commit3"}
+    spark = [r for r in doc["results"] if r["workload"] == "spark"]
+    assert {r["system"] for r in spark} == {"paimon_lab", "spark_parquet"}
+    if no_spark:
+        assert all(r["status"] == "n/a" and r["reason"] == no_spark for r in spark)
+    else:
+        assert all(r["status"] == "ok" for r in spark)
+        assert set(lab["spark"]["median_laps"]) == {"write", "pk_write", "read"}
+    # Spark Parquet takes part in the Spark workload only
+    assert not [r for r in doc["results"] if r["system"] == "spark_parquet" and r["workload"] != "spark"]
     # the saved run can be reported again
     again = subprocess.run([sys.executable, "-m", "bench", "--report", str(out_json)], cwd=REPO_ROOT,
                            capture_output=True, text=True, timeout=300)
@@ -96,3 +109,32 @@ def test_scale_chart_is_written(tmp_path):
     out = str(tmp_path / "scale")
     message = chart.write([(1000, cells(1000)), (4000, cells(4000))], out, {"nproc": 2})
     assert (tmp_path / "scale.html").stat().st_size > 10_000 and (tmp_path / "scale.points.json").exists(), message
+
+
+def test_an_unavailable_workload_is_na_without_a_process(tmp_path):
+    """A workload that cannot run here (the Spark workload without Java) reports every cell as n/a
+    with the reason, and dedicated systems (Spark Parquet) stay out of workloads not naming them."""
+    from bench.runner import Config, run_workload
+    from bench.workloads import Workload
+
+    class NoJava(Workload):
+        name = "no_java"
+        systems = ("paimon_lab", "spark_parquet")
+
+        def unavailable(self):
+            return "Spark needs Java (test)"
+
+        def run(self, ctx, system, state):  # pragma: no cover - must not be reached
+            raise AssertionError("ran")
+
+    class Everyone(Workload):
+        name = "everyone"
+        requires = ("compact",)  # n/a for most systems without a process; nothing is spawned here
+
+    config = Config(10, 1, True, str(tmp_path), 60)
+    fp = data.fingerprint(data.generate(10))
+    cells = run_workload(NoJava(), ["paimon_lab", "pyarrow", "spark_parquet"], config, "", fp, lambda m: None)
+    assert [(c.system, c.status, c.reason) for c in cells] == [
+        ("paimon_lab", "n/a", "Spark needs Java (test)"), ("spark_parquet", "n/a", "Spark needs Java (test)")]
+    cells = run_workload(Everyone(), ["pyarrow", "spark_parquet"], config, "", fp, lambda m: None)
+    assert [c.system for c in cells] == ["pyarrow"] and cells[0].status == "n/a"

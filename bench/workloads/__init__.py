@@ -87,6 +87,14 @@ class Workload:
     systems: tuple[str, ...] | None = None  # only these systems take part (None: all)
     requires: tuple[str, ...] = ()   # System methods the timed operation needs (else the cell is n/a)
 
+    # The process tree is measured, not just the worker: CPU time and peak RSS include child
+    # processes (Spark's JVM and its Python workers), see bench.worker.
+    process_tree: bool = False
+
+    def unavailable(self) -> str | None:
+        """Why the workload cannot run on this machine at all (every cell is then n/a), or None."""
+        return None
+
     def expected(self, ctx: Context) -> Fingerprint:
         """What :meth:`verify`'s fingerprints must equal (default: the input rows)."""
         return ctx.expected

@@ -66,6 +66,15 @@ class BucketFiles:
         return kv
 
 
+def merge_order(files: list[DataFileMeta]) -> list[DataFileMeta]:
+    """Files oldest first, in one fixed order every merge uses (reads and compactions alike).
+
+    Within a key, rows merge by sequence number and, on equal numbers, by this file order: equal
+    numbers only arise when writers raced on one bucket, and then a read and a later compaction
+    must still pick the same row."""
+    return sorted(files, key=lambda f: (f.max_sequence_number, -f.level, f.min_sequence_number, f.file_name))
+
+
 def merge_sorted(layout: KeyValueLayout, merge_fn, kv: pa.Table) -> pa.Table:
     """Sort KV rows into merge order and merge them to one row per key."""
     if kv.num_rows == 0:

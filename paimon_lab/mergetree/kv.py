@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
@@ -87,6 +88,11 @@ class KeyValueLayout:
         self.file_fields = file_fields
         self.file_arrow_schema = pa.schema([f.to_arrow() for f in file_fields])
         self.key_types = [f.type for f in self.key_fields]
+
+    @cached_property
+    def fields_by_name(self) -> dict[str, DataField]:
+        """Every column of the in-memory layout (keys, system columns, values) by name."""
+        return {f.name: f for f in self.key_fields + self.system_fields + self.value_fields}
 
     @property
     def sort_columns(self) -> list[str]:

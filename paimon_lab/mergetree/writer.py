@@ -23,7 +23,7 @@ from ..errors import DataValidationError, SchemaError
 from ..fs import join
 from ..manifest import DataFileMeta, FileNamer
 from ..write import CommitMessage, group_rows, to_arrow_table
-from .compact import BucketFiles, CompactRewriter, concat_kv, diff_changelog, drop_retracts, merge_sorted
+from .compact import BucketFiles, CompactRewriter, concat_kv, diff_changelog, drop_retracts, merge_order, merge_sorted
 from .kv import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
 from .levels import Levels, UniversalCompaction, force_level0_unit
 from .merge_function import merge_function_for
@@ -39,9 +39,16 @@ _POS = "__pos__"
 
 def needs_lookup(core) -> bool:
     """Tables whose commits lift level 0 into the upper levels (lookup changelog, deletion vectors,
-    first-row), so that readers can skip level 0."""
+    first-row): Java's ``needLookup``."""
     return (core.get("changelog-producer") == "lookup" or core.get("deletion-vectors.enabled")
             or core.get("merge-engine") == "first-row")
+
+
+def batch_scan_skips_level0(core) -> bool:
+    """Batch reads that leave level 0 out (Java's ``batchScanSkipLevel0``): deletion-vector and
+    first-row tables, whose level-0 rows are not merged with the levels above until lifted.
+    Lookup-changelog tables without vectors merge level 0 on read like any other table."""
+    return bool(core.get("deletion-vectors.enabled")) or core.get("merge-engine") == "first-row"
 
 
 def _null_safe_equal(a, b):
@@ -122,6 +129,7 @@ class MergeTreeWriter:
 
     def _compact_unit(self, files: list[DataFileMeta], output_level: int) -> None:
         store = self.store
+        files = merge_order(files)
         drop_delete = output_level != 0 and output_level >= self.levels.non_empty_highest_level()
         before_top = None
         if store.changelog_producer == "full-compaction" and output_level == self.levels.max_level:

@@ -1,0 +1,140 @@
+"""``spark``: the shared rows written and read through Spark (local[2]): paimon-lab's ``paimon``
+data source against Spark's own Parquet writer and reader.
+
+Three timed steps per run (``summary = "sum"``, each step in the steps table):
+
+* ``write``: the rows into a fresh append table (partition dt, bucket -1), one Spark job
+  (``df.write.format("paimon").save(...)`` / ``df.write.partitionBy("dt").parquet(...)``);
+* ``pk_write``: the rows into a fresh primary-key table (key (id, dt), bucket 2), shuffled by
+  bucket first (``paimon_lab.spark.write_table``; the Parquet floor shuffles by (dt, bucket) and
+  sorts by key within each task);
+* ``read``: a full scan of the table ``write`` just wrote, materialized in Spark: row count and
+  an order-free checksum over all columns (``bit_xor`` and a sum of ``xxhash64(id, name, value,
+  dt)``), which Spark cannot compute without decoding every value.
+
+Untimed (``prepare``, in every run's process): the SparkSession (JVM start), the input as a
+cached DataFrame (the rows saved once as Parquet, read by Spark, repartitioned into 2 partitions,
+cached and counted), the checksum of that input, the empty tables, and priming: the same three
+steps on 200 rows, so JVM class loading, code generation and the start of the Python worker
+daemon are paid before the clock starts.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .. import data, sparkenv
+from . import Context, Workload, register
+
+COLUMNS = ["id", "name", "value", "dt"]
+STEPS = ("write", "pk_write", "read")
+
+
+def aggregate(df) -> tuple[int, int, int]:
+    """(rows, bit_xor of the row hashes, sum of the hashes' high 32 bits): Spark has to decode
+    every column of every row. Both hash aggregates are independent of row order; the sum (of
+    values below 2**31 in magnitude, so no overflow) also catches a row read twice."""
+    from pyspark.sql import functions as F
+
+    h = F.xxhash64(*COLUMNS)
+    row = df.agg(F.count(F.lit(1)), F.bit_xor(h), F.sum(F.shiftright(h, 32))).collect()[0]
+    return int(row[0]), int(row[1] or 0), int(row[2] or 0)
+
+
+@dataclass
+class State:
+    spark: Any
+    df: Any                       # the cached input DataFrame
+    expected: tuple[int, int, int]  # aggregate() of the input
+    targets: dict[str, Any]       # step -> table handle (write, pk_write)
+
+
+@register
+class Spark(Workload):
+    name = "spark"
+    description = ("through Spark local[2]: write all rows into a fresh append table, into a fresh PK table "
+                   "(bucket 2), read the append table back (time = sum of the 3 steps; session start untimed)")
+    order = 100
+    systems = ("paimon_lab", "spark_parquet")
+    requires = ("spark_create", "spark_write", "spark_upsert", "spark_read")
+    summary = "sum"
+    process_tree = True   # CPU time and peak RSS of the driver, the JVM and Spark's Python workers
+    max_repeat = 3        # every run starts a JVM
+
+    def unavailable(self) -> str | None:
+        return sparkenv.unavailable()
+
+    def prepare(self, ctx: Context, system) -> State:
+        spark = sparkenv.session()
+        atexit.register(spark.stop)  # do not leave a JVM running into the next measurement
+
+        # The input: the shared rows, saved once per cell as Parquet, read by Spark and cached.
+        path = os.path.join(ctx.cell_dir, "input.parquet")
+        if not os.path.exists(path):
+            import pyarrow.parquet as pq
+
+            pq.write_table(data.load(ctx.data_path), path + ".tmp")
+            os.replace(path + ".tmp", path)
+        df = spark.read.parquet(path).select(*COLUMNS).repartition(2).cache()
+        expected = aggregate(df)  # also fills the cache
+
+        # Priming: the same steps on 200 rows (class loading, codegen, Python worker daemon).
+        small = spark.createDataFrame(data.generate(200, seed=1)).select(*COLUMNS).repartition(2)
+        prime = os.path.join(ctx.run_dir, "_spark_prime")
+        self._steps(system, spark, small, self._targets(system, spark, prime))
+
+        return State(spark, df, expected, self._targets(system, spark, ctx.run_dir))
+
+    @staticmethod
+    def _targets(system, spark, root: str) -> dict[str, Any]:
+        out = {}
+        for step, pk in (("write", False), ("pk_write", True)):
+            directory = os.path.join(root, step)
+            os.makedirs(directory, exist_ok=True)
+            out[step] = system.spark_create(spark, directory, pk)
+        return out
+
+    @staticmethod
+    def _steps(system, spark, df, targets, lap=None):
+        import contextlib
+
+        lap = lap or (lambda name: contextlib.nullcontext())
+        with lap("write"):
+            system.spark_write(spark, df, targets["write"])
+        with lap("pk_write"):
+            system.spark_upsert(spark, df, targets["pk_write"])
+        with lap("read"):
+            return aggregate(system.spark_read(spark, targets["write"]))
+
+    def run(self, ctx: Context, system, st: State):
+        return self._steps(system, st.spark, st.df, st.targets, ctx.lap)
+
+    def check(self, ctx: Context, system, st: State, result) -> list[str]:
+        problems = []
+        if result is None or result[0] != ctx.rows:
+            problems.append(f"Spark read {None if result is None else result[0]} rows, expected {ctx.rows}")
+        elif result != st.expected:
+            problems.append(f"Spark's checksum of the rows read {result[1:]} != the input's {st.expected[1:]}")
+        return problems
+
+    def verify(self, ctx: Context, system, st: State, result) -> dict[str, data.Fingerprint]:
+        """Both tables read back through Spark (collected as Arrow) and, for the Paimon tables,
+        also by paimon-lab's own reader and by pypaimon (the files are real Paimon tables)."""
+        from ..systems import SYSTEMS
+
+        out = {}
+        for step in ("write", "pk_write"):
+            table = system.spark_read(st.spark, st.targets[step]).toArrow()
+            out[f"{system.name}:{step} via Spark"] = data.fingerprint_like(table, ctx.expected)
+            if system.table_format != "paimon":
+                continue
+            for name, cls in SYSTEMS.items():
+                if cls.table_format != "paimon" or cls.available() is not None:
+                    continue
+                reader = cls()
+                table = reader.read(reader.open(st.targets[step]))
+                out[f"{name}:{step}"] = data.fingerprint_like(table, ctx.expected)
+        return out
