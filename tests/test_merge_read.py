@@ -339,24 +339,3 @@ def test_long_in_lists_parse_like_sql(text):
     if expected is not None:
         assert parse_filter(text) == expected
 
-
-def test_lookup_changelog_tables_read_level0_like_java(tmp_path):
-    """Java's batchScanSkipLevel0 covers deletion vectors and first-row only: a lookup-changelog
-    table's APPEND snapshot (level 0, lifted by the COMPACT snapshot after it) reads its rows."""
-    from paimon_lab import Catalog
-
-    cat = Catalog(str(tmp_path / "wh"))
-    cat.create_database("db")
-    t = cat.create_table("db.t", pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())]),
-                         primary_keys=["k"], options={"bucket": "1", "changelog-producer": "lookup"})
-    t.write(pa.table({"k": [1, 2], "v": ["a", "b"]}))
-    kinds = [s.commit_kind for s in t.snapshots()]
-    assert kinds == ["APPEND", "COMPACT"]
-    assert t.to_arrow(snapshot_id=1).sort_by("k").to_pylist() == [{"k": 1, "v": "a"}, {"k": 2, "v": "b"}]
-    t.write(pa.table({"k": [2], "v": ["b2"]}))
-    assert t.to_arrow(snapshot_id=3).sort_by("k")["v"].to_pylist() == ["a", "b2"]
-    fr = cat.create_table("db.fr", t.schema.arrow_schema(), primary_keys=["k"],
-                          options={"bucket": "1", "merge-engine": "first-row"})
-    fr.write(pa.table({"k": [1], "v": ["a"]}))
-    assert fr.to_arrow(snapshot_id=1).num_rows == 0   # first-row: level 0 is not read (as in Java)
-    assert fr.to_arrow().num_rows == 1

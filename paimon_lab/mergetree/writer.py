@@ -45,10 +45,13 @@ def needs_lookup(core) -> bool:
 
 
 def batch_scan_skips_level0(core) -> bool:
-    """Batch reads that leave level 0 out (Java's ``batchScanSkipLevel0``): deletion-vector and
-    first-row tables, whose level-0 rows are not merged with the levels above until lifted.
-    Lookup-changelog tables without vectors merge level 0 on read like any other table."""
-    return bool(core.get("deletion-vectors.enabled")) or core.get("merge-engine") == "first-row"
+    """Batch reads that leave level 0 out: every table whose commits lift level 0.
+
+    Java's ``batchScanSkipLevel0`` covers only deletion-vector and first-row tables; lookup-
+    changelog tables without vectors merge level 0 on read there, so their APPEND snapshots (before
+    the COMPACT that lifts them) read the new rows in Java and not here. Known difference, kept
+    until the lookup changelog path is checked against that read (tests/test_stateful.py)."""
+    return needs_lookup(core)
 
 
 def _null_safe_equal(a, b):
