@@ -263,8 +263,7 @@ class Table:
         messages: list[CommitMessage] = []
         try:
             store.compact(full, pred)
-            messages = [m for m in (w.prepare_commit(False) for w in store.writers.values())
-                        if m.compact_before or m.compact_after or m.compact_changelog]
+            messages = [m for m in (w.prepare_commit(False) for w in store.writers.values()) if m.compacted]
             for m in messages:
                 if m.new_files or m.changelog_files:
                     raise PaimonLabError("compaction produced new data files")  # pragma: no cover
@@ -612,8 +611,7 @@ class TableWriter:
             raise
         self._done = True
         self.snapshot_id = first if first is not None else second
-        if first is not None and second is None and \
-                any(m.compact_before or m.compact_after or m.compact_index_changes for m in messages):
+        if first is not None and second is None and any(m.compacted for m in messages):
             self._catch_up_compaction()
         if self.snapshot_id is not None and not self.table.schema.core.get("write-only"):
             self.table.expire_snapshots()  # as Paimon's committers do after each commit

@@ -44,6 +44,11 @@ class CommitMessage:
     index_changes: list = field(default_factory=list)  # IndexManifestEntry of the APPEND snapshot
     compact_index_changes: list = field(default_factory=list)  # ... of the COMPACT snapshot
 
+    @property
+    def compacted(self) -> bool:
+        """Whether the message carries anything for a COMPACT snapshot."""
+        return bool(self.compact_before or self.compact_after or self.compact_changelog or self.compact_index_changes)
+
     def all_written(self) -> list[DataFileMeta]:
         return self.new_files + self.changelog_files + self.compact_after + self.compact_changelog
 

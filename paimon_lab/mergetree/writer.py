@@ -130,6 +130,14 @@ class MergeTreeWriter:
         self._compact_unit(unit.files, unit.output_level)
         return True
 
+    def compact_until_done(self, full: bool) -> None:
+        """A full compaction, or universal compactions until the strategy picks nothing more."""
+        if full:
+            self.compact(full=True)
+        else:
+            while self.compact(full=False):
+                pass
+
     def _compact_unit(self, files: list[DataFileMeta], output_level: int) -> None:
         store = self.store
         files = merge_order(files)
@@ -521,12 +529,7 @@ class KeyValueFileStoreWrite:
                 values = self.table.partition_codec.to_dict(part)
                 if not partition_filter.may_match({k: (v, v, int(v is None)) for k, v in values.items()}, 1):
                     continue
-            w = self.writer(part, bucket)
-            if full:
-                w.compact(full=True)
-            else:
-                while w.compact(full=False):
-                    pass
+            self.writer(part, bucket).compact_until_done(full)
 
     def prepare_commit(self) -> list[CommitMessage]:
         self.flush()

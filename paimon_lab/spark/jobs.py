@@ -140,14 +140,8 @@ def _compact_task(ref: TableRef, commit_user: str, full: bool, jobs: list[tuple]
 
             store = KeyValueFileStoreWrite(table, commit_user)
             for part, bucket, _, _ in jobs:
-                w = store.writer(part, bucket)
-                if full:
-                    w.compact(full=True)
-                else:
-                    while w.compact(full=False):
-                        pass
-            messages = [m for m in (w.prepare_commit(False) for w in store.writers.values())
-                        if m.compact_before or m.compact_after or m.compact_changelog or m.compact_index_changes]
+                store.writer(part, bucket).compact_until_done(full)
+            messages = [m for m in (w.prepare_commit(False) for w in store.writers.values()) if m.compacted]
         else:
             from ..append_compact import AppendCompactor
 
