@@ -18,6 +18,14 @@ DB_SUFFIX = ".db"
 DEFAULT_DATABASE = "default"
 
 
+def split_branch(identifier: str) -> tuple[str, str]:
+    """'db.t$branch_b' -> ('db.t', 'b'); without a branch suffix the branch is 'main'."""
+    if isinstance(identifier, str) and "$branch_" in identifier:
+        table, branch = identifier.split("$branch_", 1)
+        return table, branch
+    return identifier, "main"
+
+
 def split_identifier(identifier: str, default_db: str = DEFAULT_DATABASE) -> tuple[str, str]:
     """'db.table' -> ('db', 'table'); a bare 'table' is in the default database."""
     if not isinstance(identifier, str) or not identifier:
@@ -180,9 +188,7 @@ class Catalog:
 
     def get_table(self, identifier: str) -> Table:
         """Load ``db.table`` (or ``db.table$branch_NAME`` for a branch)."""
-        branch = "main"
-        if "$branch_" in identifier:
-            identifier, branch = identifier.split("$branch_", 1)
+        identifier, branch = split_branch(identifier)
         db, name = split_identifier(identifier)
         full = f"{db}.{name}"
         if not self.database_exists(db):

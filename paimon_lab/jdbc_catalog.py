@@ -48,7 +48,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from . import types as T
-from .catalog import DB_SUFFIX, split_identifier, table_schema_for
+from .catalog import DB_SUFFIX, split_branch, split_identifier, table_schema_for
 from .errors import (CatalogError, CommitError, DatabaseAlreadyExistError, DatabaseNotEmptyError,
                      DatabaseNotExistError, OptionError, TableAlreadyExistError, TableNotExistError)
 from .fs import CommitLock, FileIO, _local_path, check_name, join
@@ -747,9 +747,7 @@ class JdbcCatalog:
 
     def get_table(self, identifier: str) -> Table:
         """Load ``db.table`` (or ``db.table$branch_NAME`` for a branch)."""
-        branch = "main"
-        if "$branch_" in identifier:
-            identifier, branch = identifier.split("$branch_", 1)
+        identifier, branch = split_branch(identifier)
         db, name = split_identifier(identifier)
         full = f"{db}.{name}"
         if not self._registered(db, name):
