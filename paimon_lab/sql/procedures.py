@@ -90,9 +90,14 @@ def _create_tag(c: Call):
     return _result([f"tag {tag} -> snapshot {snap.id}"])
 
 
+def _names(c: Call, key: str) -> list[str]:
+    """A required comma-separated list argument ('t1,t2')."""
+    return [n.strip() for n in str(c.need(key)).split(",") if n.strip()]
+
+
 def _delete_tag(c: Call):
     table = c.table()
-    names = [t.strip() for t in str(c.need("tag")).split(",") if t.strip()]
+    names = _names(c, "tag")
     for n in names:
         table.delete_tag(n)
     return _result([f"deleted tag {n}" for n in names])
@@ -142,7 +147,7 @@ def _create_branch(c: Call):
 
 def _delete_branch(c: Call):
     table = c.table()
-    names = [b.strip() for b in str(c.need("branch")).split(",") if b.strip()]
+    names = _names(c, "branch")
     for n in names:
         table.delete_branch(n)
     return _result([f"deleted branch {n}" for n in names])
