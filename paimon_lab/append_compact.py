@@ -71,9 +71,8 @@ class AppendCompactor:
             return None
         rows = TableRead(t).read([DataSplit(partition, bucket, picked, snapshot.id if snapshot else 0, snapshot)])
         directory = t.bucket_path(partition, bucket)
-        writer = RollingFileWriter(t.file_io, core.file_format, rows.schema, self.target,
-                                   lambda: join(directory, self.namer.next()), core.get("file.compression"),
-                                   core.get("file.compression.zstd-level"))
+        writer = RollingFileWriter.for_table(t.file_io, core, rows.schema, self.target,
+                                             lambda: join(directory, self.namer.next()))
         writer.write(rows)
         seq = min(f.min_sequence_number for f in picked)
         after = []

@@ -655,8 +655,18 @@ def _build_rows(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[A
     return flat, row_start, row_words, order
 
 
+_PARALLEL_HASH_ROWS = 1 << 18
+
+
 def hash_codes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[Any]) -> np.ndarray:
     """Java's ``BinaryRow.hashCode()`` (int32) of every row made of ``columns``."""
+    n = len(columns[0]) if columns else 0
+    if n >= 2 * _PARALLEL_HASH_ROWS:  # numpy releases the GIL: hash slices on several threads
+        from .parallel import WORKERS, thread_map
+
+        step = -(-n // WORKERS)
+        parts = thread_map(lambda lo: hash_codes([c.slice(lo, step) for c in columns], types), range(0, n, step))
+        return np.concatenate(parts)
     flat, row_start, row_words, order = _build_rows(columns, types)
     return _hash_rows(flat.view("<u4"), row_start * 2, row_words * 2, order)
 

@@ -22,6 +22,43 @@ def _parquet_compression(codec: str) -> str:
     return {"none": "none", "uncompressed": "none"}.get(codec, codec)
 
 
+# A column is written without a dictionary when a sample of its values is (almost) all distinct:
+# a dictionary of unique values makes the file bigger and costs 3-5x the encoding time.
+_DICTIONARY_SAMPLE = 2048
+_DISTINCT_RATIO = 0.95
+
+
+def _delta_encodable(t: pa.DataType) -> bool:
+    """Types stored as Parquet INT32/INT64, where DELTA_BINARY_PACKED applies."""
+    return pa.types.is_integer(t) or pa.types.is_date32(t) or pa.types.is_timestamp(t)
+
+
+def parquet_encodings(sample: pa.Table, dictionary: bool | None = None) -> dict:
+    """``ParquetWriter`` keyword arguments choosing each column's encoding from ``sample``.
+
+    ``dictionary`` True or False forces dictionary encoding on or off for every column (the
+    ``parquet.enable.dictionary`` table option, as in Parquet's Java writer); None decides per
+    column: dictionary unless the first values are almost all distinct. Integer-like columns
+    without a dictionary are delta-encoded (DELTA_BINARY_PACKED, what Parquet's v2 writer uses):
+    sorted keys and sequence numbers shrink to a few bits per value and decode 3-4x faster.
+    """
+    if dictionary is True:
+        return {"use_dictionary": True}
+    plain = {f.name for f, column in zip(sample.schema, sample.columns)
+             if dictionary is False or not _dictionary_pays(column)}
+    return {"use_dictionary": [n for n in sample.column_names if n not in plain],
+            "column_encoding": {f.name: "DELTA_BINARY_PACKED" for f in sample.schema
+                                if f.name in plain and _delta_encodable(f.type)} or None}
+
+
+def _dictionary_pays(column: pa.ChunkedArray) -> bool:
+    head = column.slice(0, _DICTIONARY_SAMPLE)
+    n = len(head) - head.null_count
+    if n < 64 or pa.types.is_nested(column.type):
+        return True  # too few values to judge (pyarrow still falls back past 1 MB of dictionary)
+    return pc.count_distinct(head).as_py() <= _DISTINCT_RATIO * n
+
+
 class RollingFileWriter:
     """Writes a stream of Arrow tables into files of about ``target_size`` bytes each.
 
@@ -34,7 +71,7 @@ class RollingFileWriter:
 
     def __init__(self, file_io: FileIO, fmt: str, schema: pa.Schema, target_size: int,
                  next_path, compression: str = "zstd", zstd_level: int = 1,
-                 file_columns: Sequence[str] | None = None):
+                 file_columns: Sequence[str] | None = None, dictionary: bool | None = None):
         if fmt not in FORMATS:
             raise UnsupportedTypeError(f"Unknown file format '{fmt}'")
         self.io, self.fmt = file_io, fmt
@@ -44,8 +81,17 @@ class RollingFileWriter:
         self.next_path = next_path
         self.compression = compression
         self.zstd_level = zstd_level
+        self.dictionary = dictionary
+        self._encodings: dict | None = None  # chosen from the first rows, kept for every file
         self.done: list[tuple[str, int, pa.Table]] = []
         self._open: tuple | None = None  # (path, sink, parquet writer, [row slices])
+
+    @classmethod
+    def for_table(cls, file_io: FileIO, core, schema: pa.Schema, target_size: int, next_path,
+                  file_columns: Sequence[str] | None = None) -> "RollingFileWriter":
+        """A writer with a table's format options (``core``: its :class:`CoreOptions`)."""
+        return cls(file_io, core.file_format, schema, target_size, next_path, core.get("file.compression"),
+                   core.get("file.compression.zstd-level"), file_columns, core.get("parquet.enable.dictionary"))
 
     def write(self, table: pa.Table) -> None:
         if table.num_rows == 0:
@@ -72,10 +118,13 @@ class RollingFileWriter:
         start = 0
         while start < table.num_rows:
             if self._open is None:
+                if self._encodings is None:
+                    self._encodings = parquet_encodings(self._project(table.slice(start, _DICTIONARY_SAMPLE)),
+                                                        self.dictionary)
                 path = self.next_path()
                 sink = self.io.open_output(path)
                 writer = pq.ParquetWriter(sink, self.schema, compression=_parquet_compression(self.compression),
-                                          compression_level=level, write_statistics=True)
+                                          compression_level=level, write_statistics=True, **self._encodings)
                 self._open = (path, sink, writer, [])
             path, sink, writer, slices = self._open
             chunk = table.slice(start, row_group)

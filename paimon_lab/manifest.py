@@ -10,6 +10,7 @@ statistics) stay as bytes here and are decoded by whoever knows their types.
 from __future__ import annotations
 
 import io
+import threading
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -324,8 +325,11 @@ class FileNamer:
     suffix: str = ""
     uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
     counter: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def next(self) -> str:
-        name = f"{self.prefix}{self.uuid}-{self.counter}{self.suffix}"
-        self.counter += 1
-        return name
+        """The next name (safe to call from writers on several threads)."""
+        with self._lock:
+            n = self.counter
+            self.counter += 1
+        return f"{self.prefix}{self.uuid}-{n}{self.suffix}"

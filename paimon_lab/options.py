@@ -85,6 +85,9 @@ _OPTIONS: list[Option] = [
     Option("file.compression", "zstd", _enum("zstd", "snappy", "gzip", "lz4", "brotli", "none",
                                              "uncompressed", "lzo"), "Data file compression."),
     Option("file.compression.zstd-level", 1, _parse_int),
+    Option("parquet.enable.dictionary", None, _parse_bool,
+           "Dictionary-encode every Parquet column (true) or none (false); unset: per column, "
+           "no dictionary for columns whose values are almost all distinct."),
     Option("target-file-size", None, parse_memory, "Roll data files at this size."),
     Option("partition.default-name", "__DEFAULT_PARTITION__", str),
     Option("partition.legacy-name", True, _parse_bool),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
@@ -11,6 +10,7 @@ import pyarrow.compute as pc
 from .format import read_file
 from .fs import join
 from .manifest import DataFileMeta
+from .parallel import thread_map
 from .predicate import Predicate, filter_table
 from .scan import DataSplit
 from .schema import TableSchema
@@ -155,10 +155,7 @@ class TableRead:
                 parts.append(fn(item).slice(0, remaining))
                 remaining -= parts[-1].num_rows
             return parts
-        if len(items) > 1:
-            with ThreadPoolExecutor(max_workers=4) as pool:
-                return list(pool.map(fn, items))
-        return [fn(i) for i in items]
+        return thread_map(fn, items)
 
     def _finish(self, parts: list[pa.Table]) -> pa.Table:
         if not parts:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +19,7 @@ from .errors import DataValidationError
 from .format import RollingFileWriter
 from .fs import join
 from .manifest import EMPTY_STATS, FILE_SOURCE_APPEND, DataFileMeta, FileNamer
+from .parallel import thread_map
 from .partition import PartitionCodec
 from .stats import collect_stats
 
@@ -98,16 +99,31 @@ def group_rows(table: pa.Table, keys: Sequence[str]) -> list[tuple[tuple, pa.Tab
     """Split a table into (key values, rows) groups, preserving the rows' order inside each group."""
     if not keys:
         return [((), table)]
+    return [(key, table.take(indices)) for key, indices in group_indices(table, keys)]
+
+
+def group_indices(table: pa.Table, keys: Sequence[str]) -> list[tuple[tuple, pa.Array]]:
+    """(key values, ascending row indices) of each group of rows with equal ``keys`` values (a
+    writer takes each group's rows where it writes them, e.g. on its own thread)."""
+    if not keys:
+        return [((), pa.array(np.arange(table.num_rows)))]
     idx_name = "__row_index__"
     indexed = table.select(list(keys)).append_column(idx_name, pa.array(np.arange(table.num_rows)))
     grouped = indexed.group_by(list(keys), use_threads=False).aggregate([(idx_name, "list")])
-    out = []
     key_columns = [grouped.column(k).to_pylist() for k in keys]
     index_lists = grouped.column(f"{idx_name}_list")
-    for i in range(grouped.num_rows):
-        indices = index_lists[i].values
-        out.append((tuple(c[i] for c in key_columns), table.take(indices)))
-    return out
+    return [(tuple(c[i] for c in key_columns), index_lists[i].values) for i in range(grouped.num_rows)]
+
+
+class _Written(NamedTuple):
+    """A data file an append writer wrote, not yet registered in a commit message."""
+
+    name: str
+    size: int
+    rows: int
+    stats: Any
+    embedded: bytes | None
+    extra: tuple[str, ...]
 
 
 class AppendWriter:
@@ -163,49 +179,68 @@ class AppendWriter:
             buckets = binary_row.bucket_of(hashes, self.num_buckets)
             table = table.append_column("__bucket__", pa.array(buckets, pa.int32()))
             keys.append("__bucket__")
-        from .progress import progress
+        jobs = []
+        for key, indices in group_indices(table, keys):
+            partition, bucket = (key[:-1], key[-1]) if self.num_buckets > 0 else (key, 0)
+            jobs.append((partition, bucket, indices))
+        rows = table.drop_columns(["__bucket__"]) if self.num_buckets > 0 else table
+        # Buckets are written in parallel; their files are registered in order afterwards (or,
+        # when one bucket fails, deleted, so that abort() has nothing it does not know of).
+        written: list[list[tuple] | None] = [None] * len(jobs)
 
-        groups = group_rows(table, keys)
-        for key, rows in progress(groups, desc=f"writing {table.num_rows} rows", unit="bucket"):
-            if self.num_buckets > 0:
-                bucket = key[-1]
-                key = key[:-1]
-                rows = rows.drop_columns(["__bucket__"])
-            else:
-                bucket = 0
-            self._write_bucket(key, bucket, rows)
+        def write(i: int) -> None:
+            written[i] = self._write_bucket(rows, *jobs[i])
 
-    def _write_bucket(self, partition: tuple, bucket: int, rows: pa.Table) -> None:
-        part_bytes = self.partition_codec.to_bytes(partition)
-        directory = join(self.table.path, self.partition_codec.path(partition), f"bucket-{bucket}")
-        names: list[str] = []
-
-        def next_path() -> str:
-            names.append(self.namer.next())
-            return join(directory, names[-1])
-
-        writer = RollingFileWriter(self.table.file_io, self.core.file_format, rows.schema,
-                                   self.core.target_file_size, next_path,
-                                   self.core.get("file.compression"), self.core.get("file.compression.zstd-level"))
-        writer.write(rows)
-        key = (part_bytes, bucket)
-        msg = self.messages.get(key)
-        if msg is None:
-            msg = self.messages[key] = CommitMessage(part_bytes, bucket, self.num_buckets)
-        seq = self._start_sequence(key)
+        try:
+            thread_map(write, range(len(jobs)), desc=f"writing {table.num_rows} rows", unit="bucket")
+        except BaseException:
+            for (partition, bucket, _), files in zip(jobs, written):
+                directory = self._directory(partition, bucket)
+                self.table.file_io.delete_quietly([join(directory, name) for f in files or ()
+                                                   for name in (f.name, *f.extra)])
+            raise
         now = int(time.time() * 1000)
-        for (path, size, part) in writer.close():
-            n = part.num_rows
-            embedded, extra = self._file_index(path, part)
-            msg.new_files.append(DataFileMeta(
-                file_name=path.rsplit("/", 1)[-1], file_size=size, row_count=n,
-                min_key=binary_row.EMPTY, max_key=binary_row.EMPTY, key_stats=EMPTY_STATS,
-                value_stats=collect_stats(part, self.schema.fields, self.core),
-                min_sequence_number=seq, max_sequence_number=seq + n - 1,
-                schema_id=self.schema.id, level=0, extra_files=extra, creation_time_millis=now,
-                delete_row_count=0, embedded_index=embedded, file_source=FILE_SOURCE_APPEND))
-            seq += n
-        self._next_seq[key] = seq
+        for (partition, bucket, _), files in zip(jobs, written):
+            part_bytes = self.partition_codec.to_bytes(partition)
+            key = (part_bytes, bucket)
+            msg = self.messages.get(key)
+            if msg is None:
+                msg = self.messages[key] = CommitMessage(part_bytes, bucket, self.num_buckets)
+            seq = self._start_sequence(key)
+            for f in files:
+                msg.new_files.append(DataFileMeta(
+                    file_name=f.name, file_size=f.size, row_count=f.rows,
+                    min_key=binary_row.EMPTY, max_key=binary_row.EMPTY, key_stats=EMPTY_STATS,
+                    value_stats=f.stats, min_sequence_number=seq, max_sequence_number=seq + f.rows - 1,
+                    schema_id=self.schema.id, level=0, extra_files=f.extra, creation_time_millis=now,
+                    delete_row_count=0, embedded_index=f.embedded, file_source=FILE_SOURCE_APPEND))
+                seq += f.rows
+            self._next_seq[key] = seq
+
+    def _directory(self, partition: tuple, bucket: int) -> str:
+        return join(self.table.path, self.partition_codec.path(partition), f"bucket-{bucket}")
+
+    def _write_bucket(self, table: pa.Table, partition: tuple, bucket: int, indices: pa.Array) -> list["_Written"]:
+        """Write the rows ``indices`` of ``table`` into one bucket. Runs on a worker thread: it
+        touches no shared state but the (thread-safe) namer."""
+        rows = table.take(indices)
+        directory = self._directory(partition, bucket)
+        writer = RollingFileWriter.for_table(self.table.file_io, self.core, rows.schema,
+                                             self.core.target_file_size, lambda: join(directory, self.namer.next()))
+        out: list[_Written] = []
+        done: list[tuple] = []
+        try:
+            writer.write(rows)
+            done = writer.close()
+            for path, size, part in done:
+                embedded, extra = self._file_index(path, part)
+                out.append(_Written(path.rsplit("/", 1)[-1], size, part.num_rows,
+                                    collect_stats(part, self.schema.fields, self.core), embedded, extra))
+        except BaseException:
+            self.table.file_io.delete_quietly(writer.abort() + [p for p, _, _ in done] +
+                                              [join(directory, x) for f in out for x in f.extra])
+            raise
+        return out
 
     def _file_index(self, data_path: str, rows: pa.Table) -> tuple[bytes | None, tuple[str, ...]]:
         """The file index of a data file: embedded in the manifest when small, else ``<file>.index``."""
@@ -252,7 +287,7 @@ class AppendWriter:
         paths = []
         for (part, bucket), msg in self.messages.items():
             directory = self.table.bucket_path(part, bucket)
-            paths += [join(directory, f.file_name) for f in msg.new_files]
+            paths += [join(directory, name) for f in msg.new_files for name in (f.file_name, *f.extra_files)]
         self.table.file_io.delete_quietly(paths)
         self.messages = {}
 

@@ -175,10 +175,9 @@ class KeyValueFileWriter:
     def __init__(self, layout: KeyValueLayout, file_io: FileIO, options: "CoreOptions", level: int,
                  next_path: Callable[[], str], file_source: int, target_size: int | None):
         self.layout, self.options, self.level, self.file_source = layout, options, level, file_source
-        self.rolling = RollingFileWriter(file_io, options.file_format, layout.arrow_schema,
-                                         target_size or options.target_file_size, next_path,
-                                         options.get("file.compression"), options.get("file.compression.zstd-level"),
-                                         file_columns=[f.name for f in layout.file_fields])
+        self.rolling = RollingFileWriter.for_table(file_io, options, layout.arrow_schema,
+                                                   target_size or options.target_file_size, next_path,
+                                                   [f.name for f in layout.file_fields])
         self.metas: list[DataFileMeta] = []
 
     def write(self, kv: pa.Table) -> None:

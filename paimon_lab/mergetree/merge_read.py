@@ -65,6 +65,28 @@ def _prunable(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
+def _last_positions(runs: list[np.ndarray]) -> np.ndarray:
+    """Position (in the concatenation of ``runs``, oldest first) of each key's last occurrence,
+    in key order. A run whose keys equal a newer run's (the same key set upserted again) loses
+    every row, so it is left out of the sort."""
+    offsets = np.zeros(len(runs) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in runs], out=offsets[1:])
+    live = [i for i, r in enumerate(runs)
+            if not any(len(n) == len(r) and np.array_equal(n, r) for n in runs[i + 1:])]
+    if len(live) == 1:
+        return np.arange(offsets[live[0]], offsets[live[0] + 1], dtype=np.int64)
+    keys = np.concatenate([runs[i] for i in live])
+    idx = np.argsort(keys, kind="stable").astype(np.int64, copy=False)   # timsort: runs merge fast
+    ks = keys[idx]
+    last = np.ones(len(ks), dtype=bool)
+    if len(ks) > 1:
+        last[:-1] = ks[1:] != ks[:-1]
+    winners = np.compress(last, idx)
+    if len(live) < len(runs):                       # back to positions in every run's concatenation
+        winners = np.concatenate([np.arange(offsets[i], offsets[i + 1], dtype=np.int64) for i in live])[winners]
+    return winners
+
+
 class KVFileReader:
     """Selected columns of one KV data file, as the table's current KV layout (by field id).
 
@@ -403,8 +425,14 @@ class MergeReader:
         offsets = np.zeros(len(slims) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         winners = self._winners(slims, by_position)   # positions in the concatenation, in key order
-        w_file = np.searchsorted(offsets, winners, side="right") - 1
-        counts = np.bincount(w_file, minlength=len(readers))
+        first = int(np.searchsorted(offsets, winners.min(), side="right")) - 1 if len(winners) else 0
+        if len(winners) and winners.max() < offsets[first + 1]:   # every winner in one file
+            w_file = None
+            counts = np.zeros(len(readers), dtype=np.int64)
+            counts[first] = len(winners)
+        else:
+            w_file = np.searchsorted(offsets, winners, side="right") - 1
+            counts = np.bincount(w_file, minlength=len(readers))
 
         # Phase 2: kinds and values of the winners only, from the files that hold them.
         values, from_keys = self._value_read(needed)
@@ -445,13 +473,7 @@ class MergeReader:
             t = self.layout.arrow_schema.field(self.key_columns[0]).type
             cols = [s.column(0) for s in slims]
             if _numpy_key(t) and all(c.null_count == 0 for c in cols):
-                keys = np.concatenate([c.to_numpy() for c in cols]) if cols else np.zeros(0)
-                idx = np.argsort(keys, kind="stable").astype(np.int64, copy=False)
-                ks = keys[idx]
-                last = np.ones(len(ks), dtype=bool)
-                if len(ks) > 1:
-                    last[:-1] = ks[1:] != ks[:-1]
-                return np.compress(last, idx)
+                return _last_positions([c.to_numpy() for c in cols])
         slim = pa.concat_tables(slims) if len(slims) > 1 else slims[0]
         sort_keys = list(self.key_columns)
         table = slim

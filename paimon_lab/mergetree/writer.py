@@ -22,7 +22,8 @@ from ..index_manifest import IndexFileMeta, IndexManifestEntry
 from ..errors import DataValidationError, SchemaError
 from ..fs import join
 from ..manifest import DataFileMeta, FileNamer
-from ..write import CommitMessage, group_rows, to_arrow_table
+from ..parallel import thread_map
+from ..write import CommitMessage, group_indices, group_rows, to_arrow_table
 from .compact import BucketFiles, CompactRewriter, concat_kv, diff_changelog, drop_retracts, merge_order, merge_sorted
 from .kv import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
 from .levels import Levels, UniversalCompaction, force_level0_unit
@@ -94,18 +95,28 @@ class MergeTreeWriter:
 
     # ------------------------------------------------------------------ flush
     def flush(self, rows: pa.Table, kinds: np.ndarray) -> None:
+        self.write_level0(rows, kinds)
+        self.compact_after_flush()
+
+    def write_level0(self, rows: pa.Table, kinds: np.ndarray) -> None:
+        """Sort, merge and write buffered rows as a level-0 file. Touches only this bucket's
+        state, so different buckets' writers may run it on different threads."""
         layout, store = self.layout, self.store
         kv = layout.sort(layout.to_kv(rows, kinds, self.next_sequence))
         self.next_sequence += rows.num_rows
         if store.changelog_producer == "input":
             self.changelog_files += self._write_changelog(kv)
-        merged = merge_sorted(layout, store.merge_fn, kv)
+        merged = store.merge_fn.merge(kv, layout.key_columns)  # kv is in merge order already
         if merged.num_rows == 0:
             return
         for meta in layout.write_sorted(store.table.file_io, merged, store.core, 0, self._next_data_path):
             self.new_files.append(meta)
             self.levels.add(meta)
-        if not store.write_only and not store.compact_at_commit:
+
+    def compact_after_flush(self) -> None:
+        """The compaction a flush triggers (none for write-only tables and tables that compact
+        at commit)."""
+        if not self.store.write_only and not self.store.compact_at_commit:
             self.compact(full=False)
 
     def _write_changelog(self, kv: pa.Table) -> list[DataFileMeta]:
@@ -383,25 +394,29 @@ class KeyValueFileStoreWrite:
         key_names = self.layout.key_names if self.dynamic else self.schema.bucket_keys
         hashes = binary_row.hash_codes([rows.column(k) for k in key_names], self.bucket_key_types)
         codec = self.table.partition_codec
+        jobs: list[tuple[MergeTreeWriter, pa.Table, pa.Array]] = []   # (writer, rows, its row indices)
         if self.dynamic:
             rows = rows.append_column(_HASH, pa.array(hashes, pa.int32()))
             for partition, part in group_rows(rows, list(self.schema.partition_keys)):
                 pbytes = codec.to_bytes(partition)
                 buckets = self.assigner.index_for(pbytes).assign(part.column(_HASH).to_numpy())
                 part = part.drop_columns([_HASH]).append_column(_BUCKET, pa.array(buckets, pa.int32()))
-                for (bucket,), sub in group_rows(part, [_BUCKET]):
-                    self._flush_bucket(pbytes, bucket, sub)
-            return
-        rows = rows.append_column(_BUCKET, pa.array(binary_row.bucket_of(hashes, self.total_buckets), pa.int32()))
-        from ..progress import progress
+                jobs += [(self.writer(pbytes, bucket), part, idx) for (bucket,), idx in group_indices(part, [_BUCKET])]
+        else:
+            rows = rows.append_column(_BUCKET, pa.array(binary_row.bucket_of(hashes, self.total_buckets), pa.int32()))
+            jobs = [(self.writer(codec.to_bytes(key[:-1]), key[-1]), rows, idx)
+                    for key, idx in group_indices(rows, list(self.schema.partition_keys) + [_BUCKET])]
+        # Buckets are independent: their level-0 files are written in parallel, the compactions
+        # those flushes trigger then run one by one (they share deletion-vector state).
+        thread_map(self._write_bucket, jobs, desc=f"flushing {rows.num_rows} rows", unit="bucket")
+        for writer, _, _ in jobs:
+            writer.compact_after_flush()
 
-        groups = group_rows(rows, list(self.schema.partition_keys) + [_BUCKET])
-        for key, part in progress(groups, desc=f"flushing {rows.num_rows} rows", unit="bucket"):
-            self._flush_bucket(codec.to_bytes(key[:-1]), key[-1], part)
-
-    def _flush_bucket(self, partition: bytes, bucket: int, part: pa.Table) -> None:
-        kinds = part.column(_KIND).to_numpy()
-        self.writer(partition, bucket).flush(part.drop_columns([_KIND, _BUCKET]), kinds)
+    @staticmethod
+    def _write_bucket(job: tuple[MergeTreeWriter, pa.Table, pa.Array]) -> None:
+        writer, rows, indices = job
+        part = rows.take(indices)
+        writer.write_level0(part.drop_columns([_KIND, _BUCKET]), part.column(_KIND).to_numpy())
 
     # ------------------------------------------------------------------ cross-partition update
     def _locations(self) -> pa.Table:
