@@ -160,6 +160,8 @@ class KVFileReader:
         target = self.layout.arrow_schema
         if self._parquet is None:
             return self._read_whole().select(list(names))
+        # Kinds are always decoded: deleteRowCount cannot be trusted (pypaimon 2.1 writes 0 for
+        # files holding -D rows; see tests/test_interop_pk.py::test_pypaimon_delete_row_count).
         physical = {n: self._physical(n) for n in names}
         wanted = sorted({p for p in physical.values() if p is not None})
         try:
@@ -233,6 +235,8 @@ class MergeReader:
         self.directory = table.bucket_path(partition, bucket)
         self.key_names = list(self.layout.key_names)            # user names of the key columns
         self.key_columns = list(self.layout.key_columns)        # _KEY_<name>
+        # Partition columns hold the bucket's partition values in every row: made, not decoded.
+        self.constants = table.partition_codec.to_dict(partition) if table.schema.partition_keys else {}
 
     def path(self, f: DataFileMeta) -> str:
         return f.external_path or join(self.directory, f.file_name)
@@ -302,7 +306,7 @@ class MergeReader:
         """(value columns to read, key columns standing in for the others) for the ``needed``
         table columns: a ``_KEY_<k>`` column holds the same values as the table column ``k``."""
         from_keys = [KEY_PREFIX + n for n in needed if n in self.key_names]
-        return [n for n in needed if n not in self.key_names], from_keys
+        return [n for n in needed if n not in self.key_names and n not in self.constants], from_keys
 
     def read_with_deletion_vectors(self, files: Sequence[DataFileMeta], dvs: dict | None,
                                    needed: Sequence[str], predicate: "Predicate | None") -> pa.Table:
@@ -361,11 +365,24 @@ class MergeReader:
         return pa.schema([self.table.schema.arrow_schema().field(n) for n in needed]).empty_table()
 
     def _assemble(self, parts: list[pa.Table], needed: Sequence[str]) -> pa.Table:
-        """Concatenate parts (layout-typed columns) and name them as the table's columns."""
+        """Concatenate parts (layout-typed columns) and name them as the table's columns; the
+        partition columns are added here."""
         if not parts:
             return self._empty(needed)
         table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-        return table.select([KEY_PREFIX + n if n in self.key_names else n for n in needed]).rename_columns(list(needed))
+        if not needed:
+            return table.select([])  # keeps the row count
+        schema = self.table.schema.arrow_schema()
+        columns = []
+        for n in needed:
+            if n in self.constants:
+                t = schema.field(n).type
+                value = self.constants[n]
+                columns.append(pa.nulls(table.num_rows, t) if value is None
+                               else pa.repeat(pa.scalar(value, t), table.num_rows))
+            else:
+                columns.append(table.column(KEY_PREFIX + n if n in self.key_names else n))
+        return pa.Table.from_arrays(columns, schema=pa.schema([schema.field(n) for n in needed]))
 
     def _read_disjoint(self, readers: list[KVFileReader], needed: list[str],
                        key_pred: "Predicate | None") -> pa.Table:

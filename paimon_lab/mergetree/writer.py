@@ -406,11 +406,10 @@ class KeyValueFileStoreWrite:
             rows = rows.append_column(_BUCKET, pa.array(binary_row.bucket_of(hashes, self.total_buckets), pa.int32()))
             jobs = [(self.writer(codec.to_bytes(key[:-1]), key[-1]), rows, idx)
                     for key, idx in group_indices(rows, list(self.schema.partition_keys) + [_BUCKET])]
-        # Buckets are independent: their level-0 files are written in parallel, the compactions
-        # those flushes trigger then run one by one (they share deletion-vector state).
+        # Buckets are independent (each writer has its own levels, files and deletion vectors;
+        # writers are created above, on this thread): they flush and compact in parallel.
         thread_map(self._write_bucket, jobs, desc=f"flushing {rows.num_rows} rows", unit="bucket")
-        for writer, _, _ in jobs:
-            writer.compact_after_flush()
+        thread_map(MergeTreeWriter.compact_after_flush, [w for w, _, _ in jobs])
 
     @staticmethod
     def _write_bucket(job: tuple[MergeTreeWriter, pa.Table, pa.Array]) -> None:
@@ -536,23 +535,24 @@ class KeyValueFileStoreWrite:
 
     def compact(self, full: bool, partition_filter=None) -> None:
         """Compact every bucket (or those of matching partitions) now."""
-        from ..progress import progress
-
         self.flush()
-        for (part, bucket) in progress(list(self.restored()), desc="compacting buckets", unit="bucket"):
+        writers = []
+        for (part, bucket) in self.restored():
             if partition_filter is not None:
                 values = self.table.partition_codec.to_dict(part)
                 if not partition_filter.may_match({k: (v, v, int(v is None)) for k, v in values.items()}, 1):
                     continue
-            self.writer(part, bucket).compact_until_done(full)
+            writers.append(self.writer(part, bucket))
+        thread_map(lambda w: w.compact_until_done(full), writers, desc="compacting buckets", unit="bucket")
 
     def prepare_commit(self) -> list[CommitMessage]:
         self.flush()
         full = self._full_compaction_due()
         index_changes = self.assigner.index_changes() if self.assigner is not None else {}
         out = []
-        for key, w in self.writers.items():
-            msg = w.prepare_commit(full)
+        keys = list(self.writers)
+        messages = thread_map(lambda key: self.writers[key].prepare_commit(full), keys)  # compactions, in parallel
+        for key, msg in zip(keys, messages):
             msg.index_changes = index_changes.pop(key, [])
             if msg.all_written() or msg.compact_before or msg.index_changes:
                 out.append(msg)
