@@ -191,13 +191,15 @@ def write_table_bytes(table: pa.Table, fmt: str, compression: str = "zstd") -> b
 
 
 def read_file(file_io: FileIO, path: str, fmt: str, columns: Sequence[str] | None,
-              fields: Sequence[DataField], filter: pc.Expression | None = None) -> pa.Table:
-    """Read one data file (only ``columns``; rows pre-filtered by ``filter`` where the format allows)."""
+              fields: Sequence[DataField], filter: pc.Expression | None = None, use_threads: bool = True) -> pa.Table:
+    """Read one data file (only ``columns``; rows pre-filtered by ``filter`` where the format allows).
+    ``use_threads``: decode Parquet columns on Arrow's thread pool (off when the caller already
+    reads several files in parallel)."""
     try:
         if fmt == "parquet":
             with file_io.open_input(path) as f:
                 return pq.read_table(f, columns=list(columns) if columns is not None else None,
-                                     filters=filter, use_threads=True)
+                                     filters=filter, use_threads=use_threads)
         if fmt == "orc":
             import pyarrow.orc as orc
 

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 from .format import read_file
 from .fs import join
 from .manifest import DataFileMeta
-from .parallel import thread_map
+from .parallel import WORKERS, thread_map
 from .predicate import Predicate, filter_table
 from .scan import DataSplit
 from .schema import TableSchema
@@ -30,6 +30,7 @@ class TableRead:
         self.predicate = predicate
         self.limit = limit
         self.output_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
+        self.inner_threads = True
 
     def _read_file(self, split: DataSplit, file: DataFileMeta) -> pa.Table:
         """The rows of one append-table file: deletion vectors applied, filtered, projected."""
@@ -78,7 +79,7 @@ class TableRead:
         physical = [by_id[current[n].id].name for n in needed if current[n].id in by_id]
         same_names = all(current[n].id in by_id and by_id[current[n].id].name == n for n in needed)
         expr = predicate.to_expression() if (predicate is not None and same_names) else None
-        data = read_file(t.file_io, path, file.format, physical, file_schema.fields, expr)
+        data = read_file(t.file_io, path, file.format, physical, file_schema.fields, expr, self.inner_threads)
         columns_out = []
         for name in needed:
             target = current[name]
@@ -113,7 +114,7 @@ class TableRead:
         t = self.table
         layout = t.kv_layout
         merge_fn = t.merge_function
-        reader = MergeReader(t, split.partition, split.bucket)
+        reader = MergeReader(t, split.partition, split.bucket, self.inner_threads)
         needed = self._needed_columns()
         if t.schema.core.get("deletion-vectors.enabled"):
             # Every key lives once above level 0; older versions are masked by deletion vectors.
@@ -147,6 +148,9 @@ class TableRead:
         return self._finish(self._read_parts(lambda job: self._read_file(*job), jobs))
 
     def _read_parts(self, fn, items) -> list[pa.Table]:
+        # Files or buckets are read on WORKERS threads; when there are fewer of them, each one
+        # decodes its columns on Arrow's threads instead.
+        self.inner_threads = self.limit is not None or len(items) < WORKERS
         if self.limit is not None:
             parts, remaining = [], self.limit
             for item in items:

@@ -95,8 +95,10 @@ class KVFileReader:
     ``row_groups`` restricts a Parquet read to some row groups (all reads of this reader alike).
     """
 
-    def __init__(self, table: "Table", layout: KeyValueLayout, path: str, meta: DataFileMeta):
+    def __init__(self, table: "Table", layout: KeyValueLayout, path: str, meta: DataFileMeta,
+                 use_threads: bool = True):
         self.table, self.layout, self.path, self.meta = table, layout, path, meta
+        self.use_threads = use_threads  # decode columns on Arrow's threads
         self.file_schema = table.schema_for(meta.schema_id)
         self.by_id = {f.id: f for f in self.file_schema.fields}
         self._parquet = None
@@ -154,7 +156,7 @@ class KVFileReader:
             return sum(md.row_group(i).num_rows for i in self.row_groups)
         return self._read_whole().num_rows
 
-    def read(self, names: Sequence[str], use_threads: bool = True) -> pa.Table:
+    def read(self, names: Sequence[str]) -> pa.Table:
         """Columns ``names`` (layout names: ``_KEY_<k>``, system or value columns), typed as the
         current layout, every row of the file (or of the chosen row groups), in file order."""
         target = self.layout.arrow_schema
@@ -166,9 +168,9 @@ class KVFileReader:
         wanted = sorted({p for p in physical.values() if p is not None})
         try:
             if self.row_groups is None:
-                raw = self._parquet.read(columns=wanted, use_threads=use_threads)
+                raw = self._parquet.read(columns=wanted, use_threads=self.use_threads)
             else:
-                raw = self._parquet.read_row_groups(self.row_groups, columns=wanted, use_threads=use_threads)
+                raw = self._parquet.read_row_groups(self.row_groups, columns=wanted, use_threads=self.use_threads)
         except (pa.ArrowInvalid, OSError, ValueError) as e:
             raise CorruptFileError(f"Data file {self.path} cannot be read: {e}") from None
         out = []
@@ -229,8 +231,11 @@ class KVFileReader:
 class MergeReader:
     """Reads the merged rows of one bucket (see the module docstring)."""
 
-    def __init__(self, table: "Table", partition: bytes, bucket: int):
+    def __init__(self, table: "Table", partition: bytes, bucket: int, use_threads: bool = True):
+        """``use_threads``: decode each file's columns on Arrow's threads (off when buckets are
+        already read in parallel: nested thread pools only add overhead)."""
         self.table = table
+        self.use_threads = use_threads
         self.layout: KeyValueLayout = table.kv_layout
         self.directory = table.bucket_path(partition, bucket)
         self.key_names = list(self.layout.key_names)            # user names of the key columns
@@ -317,7 +322,7 @@ class MergeReader:
         values, from_keys = self._value_read(needed)
         parts = []
         for f in files:
-            r = KVFileReader(self.table, self.layout, self.path(f), f)
+            r = KVFileReader(self.table, self.layout, self.path(f), f, self.use_threads)
             try:
                 dv = dvs.get(f.file_name) if dvs else None
                 if dv is not None and dv.is_empty():
@@ -345,7 +350,7 @@ class MergeReader:
         readers: list[KVFileReader] = []
         try:
             for f in files:
-                r = KVFileReader(self.table, self.layout, self.path(f), f)
+                r = KVFileReader(self.table, self.layout, self.path(f), f, self.use_threads)
                 readers.append(r)
                 if not r.prune_row_groups(key_pred):
                     readers.pop().close()
