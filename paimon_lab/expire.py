@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .errors import PaimonLabError, SnapshotNotExistError
+from .errors import OptionError, PaimonLabError, SnapshotNotExistError
 from .fs import join
 from .index_manifest import read_index_manifest
 from .manifest import ADD, DELETE
@@ -115,7 +115,9 @@ def expire_range(table: "Table", now_millis: int | None = None, *, retain_max: i
     retain_max = retain_max if retain_max is not None else core.get("snapshot.num-retained.max")
     if retain_min < 1:
         raise PaimonLabError("At least one snapshot must be retained (snapshot.num-retained.min >= 1)")
-    retain_max = max(retain_max, retain_min)
+    if retain_max < retain_min:  # as Java's ExpireSnapshotsImpl
+        raise OptionError(f"retain_max ({retain_max}) must not be less than retain_min ({retain_min}); "
+                          "give retain_min too, or lower 'snapshot.num-retained.min'")
     now = now_millis if now_millis is not None else int(time.time() * 1000)
     cutoff = older_than_millis if older_than_millis is not None else now - core.get("snapshot.time-retained")
     end_limit = latest - retain_min + 1  # ids below this may go

@@ -52,9 +52,11 @@ def parquet_encodings(sample: pa.Table, dictionary: bool | None = None) -> dict:
 
 
 def _dictionary_pays(column: pa.ChunkedArray) -> bool:
+    if pa.types.is_nested(column.type):
+        return True  # not sampled; its leaf columns are written PLAIN
     head = column.slice(0, _DICTIONARY_SAMPLE)
     n = len(head) - head.null_count
-    if n < 64 or pa.types.is_nested(column.type):
+    if n < 64:
         return True  # too few values to judge (pyarrow still falls back past 1 MB of dictionary)
     return pc.count_distinct(head).as_py() <= _DISTINCT_RATIO * n
 

@@ -10,7 +10,7 @@ from typing import Sequence
 import pyarrow as pa
 
 from . import types as T
-from .errors import CorruptFileError, SchemaError
+from .errors import CorruptFileError, OptionError, SchemaError
 from .fs import FileIO, join
 from .options import CoreOptions, validate_options
 
@@ -143,8 +143,17 @@ def new_schema(
         comment=comment,
         time_millis=int(time.time() * 1000),
     )
-    _validate_buckets(schema)
+    _validate(schema)
     return schema
+
+
+def _validate(schema: TableSchema) -> None:
+    _validate_buckets(schema)
+    core = schema.core
+    low, high = core.get("snapshot.num-retained.min"), core.get("snapshot.num-retained.max")
+    if low > high:  # Java's SchemaValidation
+        raise OptionError(f"'snapshot.num-retained.min' ({low}) must not be greater than "
+                          f"'snapshot.num-retained.max' ({high})")
 
 
 def _validate_buckets(schema: TableSchema) -> None:
@@ -379,5 +388,5 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
                       options=options, comment=comment, time_millis=int(time.time() * 1000))
     if out.core.bucket != schema.core.bucket and (out.core.bucket <= 0) != (schema.core.bucket <= 0):
         raise SchemaError("'bucket' can be rescaled between fixed numbers only, not to or from -1")
-    _validate_buckets(out)
+    _validate(out)
     return out

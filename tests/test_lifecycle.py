@@ -6,14 +6,31 @@ import time
 import pyarrow as pa
 import pytest
 
+from paimon_lab import SchemaChange
 from paimon_lab.branch import BranchError
 from paimon_lab.consumer import ConsumerManager
-from paimon_lab.errors import SnapshotNotExistError
+from paimon_lab.errors import OptionError, SnapshotNotExistError
 from conftest import make_rows
 
 
 def files_under(path, prefix):
     return sorted(f for root, _, fs in os.walk(path) for f in fs if f.startswith(prefix))
+
+
+def test_retain_max_below_retain_min_is_refused(catalog, sample_schema):
+    """As Java: the procedure's arguments are checked at expiration, the table options when set."""
+    t = catalog.create_table("db.t", sample_schema)
+    for i in range(3):
+        t.write(make_rows(2, start=10 * i))
+    with pytest.raises(OptionError, match=r"retain_max \(2\) must not be less than retain_min \(10\)"):
+        t.expire_snapshots(retain_max=2)
+    assert t.snapshot_manager.list_ids() == [1, 2, 3]
+    assert t.expire_snapshots(retain_max=2, retain_min=2).expired_snapshots == [1]
+    with pytest.raises(OptionError, match="num-retained.min' \\(10\\) must not be greater"):
+        catalog.create_table("db.u", sample_schema, options={"snapshot.num-retained.max": "5"})
+    with pytest.raises(OptionError, match="num-retained.min"):
+        t.alter(SchemaChange.set_option("snapshot.num-retained.min", "20"),
+                SchemaChange.set_option("snapshot.num-retained.max", "4"))
 
 
 def test_expiration_deletes_only_unreferenced_files(catalog, sample_schema):

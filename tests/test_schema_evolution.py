@@ -75,8 +75,8 @@ def test_invalid_changes_are_refused(table, change, match):
 
 
 def test_options_set_reset_and_validation(table):
-    table.alter(C.set_option("snapshot.num-retained.max", "5"), C.update_comment("events"))
-    assert table.options["snapshot.num-retained.max"] == "5" and table.schema.comment == "events"
+    table.alter(C.set_option("snapshot.num-retained.max", "50"), C.update_comment("events"))
+    assert table.options["snapshot.num-retained.max"] == "50" and table.schema.comment == "events"
     table.alter(C.remove_option("snapshot.num-retained.max"))
     assert "snapshot.num-retained.max" not in table.options
     with pytest.raises(OptionError):

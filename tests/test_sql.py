@@ -561,8 +561,9 @@ PRIMARY KEY(id, dt) NOT ENFORCED
     assert sorted(os.listdir(root / "schema")) == ["schema-0", "schema-1"]
     assert json.load(open(root / "schema" / "schema-1"))["options"]["full-compaction.delta-commits"] == "1"
     s.run("INSERT INTO T VALUES (11, 1, 'x', '20230501')")
-    # 'snapshot.num-retained.min' (10) keeps them all unless retain_min is given
-    assert q(s, "CALL sys.expire_snapshots(`table` => 'default.T', retain_max => 1)") == [("0",)]
+    # retain_max below 'snapshot.num-retained.min' (10) is refused, as by Java's ExpireSnapshotsImpl
+    with pytest.raises(PaimonLabError, match=r"retain_max \(1\) must not be less than retain_min \(10\)"):
+        s.run("CALL sys.expire_snapshots(`table` => 'default.T', retain_max => 1)")
     assert q(s, "CALL sys.expire_snapshots(`table` => 'default.T', retain_max => 1, retain_min => 1)") == [("5",)]
     assert sorted(os.listdir(root / "snapshot")) == ["EARLIEST", "LATEST", "snapshot-6"]
     assert not (root / "dt=20230510").exists()  # its files were only used by expired snapshots
@@ -735,7 +736,7 @@ def test_spark_ddl_ctas_like(s):
 
 
 def test_alter_table(s):
-    s.run("CREATE TABLE al (a INT, b STRING, c INT COMMENT 'see') WITH ('snapshot.num-retained.max' = '9')")
+    s.run("CREATE TABLE al (a INT, b STRING, c INT COMMENT 'see') WITH ('snapshot.num-retained.max' = '90')")
     s.run("INSERT INTO al VALUES (1, 'x', 3)")
     s.run("ALTER TABLE al ADD (d DOUBLE COMMENT 'new' FIRST, e STRING AFTER a)")
     assert s.execute("SELECT * FROM al").column_names == ["d", "a", "e", "b", "c"]
