@@ -665,8 +665,12 @@ def hash_codes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[An
         from .parallel import WORKERS, thread_map
 
         step = -(-n // WORKERS)
-        parts = thread_map(lambda lo: hash_codes([c.slice(lo, step) for c in columns], types), range(0, n, step))
+        parts = thread_map(lambda lo: _hash_codes([c.slice(lo, step) for c in columns], types), range(0, n, step))
         return np.concatenate(parts)
+    return _hash_codes(columns, types)
+
+
+def _hash_codes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[Any]) -> np.ndarray:
     flat, row_start, row_words, order = _build_rows(columns, types)
     return _hash_rows(flat.view("<u4"), row_start * 2, row_words * 2, order)
 

@@ -102,11 +102,12 @@ def group_rows(table: pa.Table, keys: Sequence[str]) -> list[tuple[tuple, pa.Tab
     return [(key, table.take(indices)) for key, indices in group_indices(table, keys)]
 
 
-def group_indices(table: pa.Table, keys: Sequence[str]) -> list[tuple[tuple, pa.Array]]:
+def group_indices(table: pa.Table, keys: Sequence[str]) -> list[tuple[tuple, pa.Array | None]]:
     """(key values, ascending row indices) of each group of rows with equal ``keys`` values (a
-    writer takes each group's rows where it writes them, e.g. on its own thread)."""
+    writer takes each group's rows where it writes them, e.g. on its own thread); without keys,
+    one group whose indices are None: every row."""
     if not keys:
-        return [((), pa.array(np.arange(table.num_rows)))]
+        return [((), None)]
     idx_name = "__row_index__"
     indexed = table.select(list(keys)).append_column(idx_name, pa.array(np.arange(table.num_rows)))
     grouped = indexed.group_by(list(keys), use_threads=False).aggregate([(idx_name, "list")])
@@ -220,10 +221,11 @@ class AppendWriter:
     def _directory(self, partition: tuple, bucket: int) -> str:
         return join(self.table.path, self.partition_codec.path(partition), f"bucket-{bucket}")
 
-    def _write_bucket(self, table: pa.Table, partition: tuple, bucket: int, indices: pa.Array) -> list["_Written"]:
-        """Write the rows ``indices`` of ``table`` into one bucket. Runs on a worker thread: it
-        touches no shared state but the (thread-safe) namer."""
-        rows = table.take(indices)
+    def _write_bucket(self, table: pa.Table, partition: tuple, bucket: int,
+                      indices: pa.Array | None) -> list["_Written"]:
+        """Write the rows ``indices`` (None: all) of ``table`` into one bucket. Runs on a worker
+        thread: it touches no shared state but the (thread-safe) namer."""
+        rows = table if indices is None else table.take(indices)
         directory = self._directory(partition, bucket)
         writer = RollingFileWriter.for_table(self.table.file_io, self.core, rows.schema,
                                              self.core.target_file_size, lambda: join(directory, self.namer.next()))
