@@ -9,6 +9,7 @@ statistics) stay as bytes here and are decoded by whoever knows their types.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import threading
 import uuid
@@ -326,6 +327,15 @@ class FileNamer:
     uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
     counter: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def for_bucket(self, partition: bytes, bucket: int) -> "FileNamer":
+        """A namer of its own for one bucket's writer, as Java gives every bucket writer its
+        own path factory: buckets written on parallel threads get the same names in every run.
+        Its uuid keeps this one's first 12 hex digits (a Spark job's marker, see
+        ``spark.datasource``) and derives the rest from the partition and bucket."""
+        digest = hashlib.sha1(f"{self.uuid}/{partition.hex()}/{bucket}".encode()).hexdigest()
+        derived = str(uuid.UUID(self.uuid.replace("-", "")[:12] + digest[:20]))
+        return FileNamer(self.prefix, self.suffix, derived)
 
     def next(self) -> str:
         """The next name (safe to call from writers on several threads)."""

@@ -146,6 +146,7 @@ class AppendWriter:
         self.namer = FileNamer(self.core.get("data-file.prefix"), "." + self.core.file_format)
         if file_uuid:
             self.namer.uuid = file_uuid
+        self._namers: dict[tuple, FileNamer] = {}   # one per bucket, as Java's path factories
         self.messages: dict[tuple[bytes, int], CommitMessage] = {}
         self._next_seq: dict[tuple[bytes, int], int] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
@@ -184,6 +185,9 @@ class AppendWriter:
         for key, indices in group_indices(table, keys):
             partition, bucket = (key[:-1], key[-1]) if self.num_buckets > 0 else (key, 0)
             jobs.append((partition, bucket, indices))
+            if (partition, bucket) not in self._namers:
+                self._namers[(partition, bucket)] = self.namer.for_bucket(
+                    self.partition_codec.to_bytes(partition), bucket)
         rows = table.drop_columns(["__bucket__"]) if self.num_buckets > 0 else table
         # Buckets are written in parallel; their files are registered in order afterwards (or,
         # when one bucket fails, deleted, so that abort() has nothing it does not know of).
@@ -224,11 +228,12 @@ class AppendWriter:
     def _write_bucket(self, table: pa.Table, partition: tuple, bucket: int,
                       indices: pa.Array | None) -> list["_Written"]:
         """Write the rows ``indices`` (None: all) of ``table`` into one bucket. Runs on a worker
-        thread: it touches no shared state but the (thread-safe) namer."""
+        thread: it touches no shared state but its bucket's namer."""
         rows = table if indices is None else table.take(indices)
         directory = self._directory(partition, bucket)
+        namer = self._namers[(partition, bucket)]
         writer = RollingFileWriter.for_table(self.table.file_io, self.core, rows.schema,
-                                             self.core.target_file_size, lambda: join(directory, self.namer.next()))
+                                             self.core.target_file_size, lambda: join(directory, namer.next()))
         out: list[_Written] = []
         done: list[tuple] = []
         try:

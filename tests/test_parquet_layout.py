@@ -104,3 +104,18 @@ def test_a_failing_bucket_leaves_no_files(lab_catalog, monkeypatch, kind):
     assert t.snapshots() == []
     t.write(_rows(300))
     assert t.to_arrow().num_rows == 300
+
+
+@pytest.mark.parametrize("kind", ["append", "primary-key"])
+def test_each_bucket_names_its_files(lab_catalog, kind):
+    """Buckets written on parallel threads still get reproducible names: as in Java, each
+    bucket's writer has its own uuid (sharing the writer's first 12 hex digits, a Spark job's
+    marker) and counts from 0."""
+    pk = {"primary_keys": ["id", "dt"], "options": {"bucket": "2"}} if kind == "primary-key" else {}
+    t = lab_catalog.create_table("db.t", _rows(1).schema, partition_keys=["dt"], **pk)
+    t.write(_rows(3000))
+    names = [os.path.basename(f) for f in _data_files(t.path)]
+    assert len(names) == (6 if pk else 3)
+    assert all(n.endswith("-0.parquet") for n in names)
+    uuids = {n[len("data-"):-len("-0.parquet")] for n in names}
+    assert len(uuids) == len(names) and len({u[:13] for u in uuids}) == 1

@@ -74,6 +74,9 @@ class MergeTreeWriter:
         self.partition, self.bucket = partition, bucket
         self.layout = store.layout
         self.files = BucketFiles(t, self.layout, partition, bucket)
+        self.data_namer = store.data_namer.for_bucket(partition, bucket)
+        self.changelog_namer = store.changelog_namer.for_bucket(partition, bucket)
+        self.index_namer = store.index_namer.for_bucket(partition, bucket)
         self.levels = Levels.of(restored, store.num_levels)
         self.next_sequence = max((f.max_sequence_number for f in restored), default=-1) + 1
         self.new_files: list[DataFileMeta] = []
@@ -88,10 +91,10 @@ class MergeTreeWriter:
                                         max_rows=store.buffer_limit // 64)
 
     def _next_data_path(self) -> str:
-        return join(self.files.directory, self.store.data_namer.next())
+        return join(self.files.directory, self.data_namer.next())
 
     def _next_changelog_path(self) -> str:
-        return join(self.files.directory, self.store.changelog_namer.next())
+        return join(self.files.directory, self.changelog_namer.next())
 
     # ------------------------------------------------------------------ flush
     def flush(self, rows: pa.Table, kinds: np.ndarray) -> None:
@@ -243,7 +246,7 @@ class MergeTreeWriter:
             self.dv_entry = None
         if vectors:
             data, metas = write_dv_index(vectors)
-            name = self.store.index_namer.next()
+            name = self.index_namer.next()
             self.store.table.file_io.write_bytes(join(self.store.table.path, "index", name), data)
             self.dv_entry = IndexManifestEntry(0, self.partition, self.bucket,
                                                IndexFileMeta.for_deletion_vectors(name, len(data), metas))
@@ -567,7 +570,7 @@ class KeyValueFileStoreWrite:
             paths += self.assigner.written_paths()
         paths += [join(self.table.path, "index", w.dv_entry.index_file.file_name) for w in self.writers.values()
                   if w.dv_entry is not None and w.dv_entry.index_file.file_name.startswith(
-                      self.index_namer.prefix + self.index_namer.uuid)]
+                      w.index_namer.prefix + w.index_namer.uuid)]
         self.table.file_io.delete_quietly(paths)
         self.writers = {}
 
