@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import threading
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -326,7 +325,6 @@ class FileNamer:
     suffix: str = ""
     uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
     counter: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def for_bucket(self, partition: bytes, bucket: int) -> "FileNamer":
         """A namer of its own for one bucket's writer, as Java gives every bucket writer its
@@ -338,8 +336,6 @@ class FileNamer:
         return FileNamer(self.prefix, self.suffix, derived)
 
     def next(self) -> str:
-        """The next name (safe to call from writers on several threads)."""
-        with self._lock:
-            n = self.counter
-            self.counter += 1
-        return f"{self.prefix}{self.uuid}-{n}{self.suffix}"
+        name = f"{self.prefix}{self.uuid}-{self.counter}{self.suffix}"
+        self.counter += 1
+        return name

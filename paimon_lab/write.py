@@ -146,7 +146,7 @@ class AppendWriter:
         self.namer = FileNamer(self.core.get("data-file.prefix"), "." + self.core.file_format)
         if file_uuid:
             self.namer.uuid = file_uuid
-        self._namers: dict[tuple, FileNamer] = {}   # one per bucket, as Java's path factories
+        self._namers: dict[tuple[bytes, int], FileNamer] = {}   # one per bucket, as Java's path factories
         self.messages: dict[tuple[bytes, int], CommitMessage] = {}
         self._next_seq: dict[tuple[bytes, int], int] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
@@ -181,13 +181,13 @@ class AppendWriter:
             buckets = binary_row.bucket_of(hashes, self.num_buckets)
             table = table.append_column("__bucket__", pa.array(buckets, pa.int32()))
             keys.append("__bucket__")
-        jobs = []
+        jobs = []   # (partition bytes, bucket, row indices)
         for key, indices in group_indices(table, keys):
             partition, bucket = (key[:-1], key[-1]) if self.num_buckets > 0 else (key, 0)
-            jobs.append((partition, bucket, indices))
-            if (partition, bucket) not in self._namers:
-                self._namers[(partition, bucket)] = self.namer.for_bucket(
-                    self.partition_codec.to_bytes(partition), bucket)
+            part_bytes = self.partition_codec.to_bytes(partition)
+            jobs.append((part_bytes, bucket, indices))
+            if (part_bytes, bucket) not in self._namers:
+                self._namers[(part_bytes, bucket)] = self.namer.for_bucket(part_bytes, bucket)
         rows = table.drop_columns(["__bucket__"]) if self.num_buckets > 0 else table
         # Buckets are written in parallel; their files are registered in order afterwards (or,
         # when one bucket fails, deleted, so that abort() has nothing it does not know of).
@@ -199,14 +199,13 @@ class AppendWriter:
         try:
             thread_map(write, range(len(jobs)), desc=f"writing {table.num_rows} rows", unit="bucket")
         except BaseException:
-            for (partition, bucket, _), files in zip(jobs, written):
-                directory = self._directory(partition, bucket)
+            for (part_bytes, bucket, _), files in zip(jobs, written):
+                directory = self.table.bucket_path(part_bytes, bucket)
                 self.table.file_io.delete_quietly([join(directory, name) for f in files or ()
                                                    for name in (f.name, *f.extra)])
             raise
         now = int(time.time() * 1000)
-        for (partition, bucket, _), files in zip(jobs, written):
-            part_bytes = self.partition_codec.to_bytes(partition)
+        for (part_bytes, bucket, _), files in zip(jobs, written):
             key = (part_bytes, bucket)
             msg = self.messages.get(key)
             if msg is None:
@@ -222,16 +221,13 @@ class AppendWriter:
                 seq += f.rows
             self._next_seq[key] = seq
 
-    def _directory(self, partition: tuple, bucket: int) -> str:
-        return join(self.table.path, self.partition_codec.path(partition), f"bucket-{bucket}")
-
-    def _write_bucket(self, table: pa.Table, partition: tuple, bucket: int,
+    def _write_bucket(self, table: pa.Table, part_bytes: bytes, bucket: int,
                       indices: pa.Array | None) -> list["_Written"]:
         """Write the rows ``indices`` (None: all) of ``table`` into one bucket. Runs on a worker
         thread: it touches no shared state but its bucket's namer."""
         rows = table if indices is None else table.take(indices)
-        directory = self._directory(partition, bucket)
-        namer = self._namers[(partition, bucket)]
+        directory = self.table.bucket_path(part_bytes, bucket)
+        namer = self._namers[(part_bytes, bucket)]
         writer = RollingFileWriter.for_table(self.table.file_io, self.core, rows.schema,
                                              self.core.target_file_size, lambda: join(directory, namer.next()))
         out: list[_Written] = []
