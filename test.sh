@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
-# Set up the project's virtual environment (if needed) and run the whole test suite.
+# Set up the project's virtual environments (if needed) and run the whole test suite.
+# Arguments go to pytest (default: the tests and the notebooks under nbval).
 set -euo pipefail
 cd "$(dirname "$0")"
-PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test]' -r bench/requirements.txt
+source scripts/venv.sh
+ensure_venv test bench/requirements.txt
 if [ $# -eq 0 ]; then
   set -- tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 fi

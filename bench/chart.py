@@ -1,7 +1,7 @@
 """The ``--scale`` chart: median time and peak memory vs rows, per workload and system (plotly).
 
 Writes ``OUT.html`` (self-contained: plotly.js is embedded, so it opens offline), ``OUT.points.json``
-(the plotted numbers) and, if kaleido can render it, ``OUT.png``.
+(the plotted numbers) and, where Playwright and Chromium are installed, ``OUT.png``.
 """
 
 from __future__ import annotations
@@ -75,8 +75,26 @@ def write(runs: list[tuple[int, dict[str, list[Cell]]]], out: str, machine: dict
     written = [out + ".points.json", out + ".html"]
     note = ""
     try:
-        fig.write_image(out + ".png", scale=1)
+        html_to_png(out + ".html", out + ".png", width=1100, height=320 * max(1, len(workloads)) + 120)
         written.append(out + ".png")
-    except Exception as e:  # kaleido missing or unable to start its browser
+    except Exception as e:  # Playwright or a Chromium missing
         note = f" (no PNG: {type(e).__name__}: {str(e).strip().splitlines()[0][:120]})"
     return "Wrote " + ", ".join(written) + note
+
+
+def html_to_png(html: str, png: str, *, width: int, height: int) -> None:
+    """Screenshot a chart page with Playwright in Chromium (Debian's /usr/bin/chromium when present)
+    rather than kaleido, whose last self-contained release needs a plotly older than ours."""
+    import os
+    from playwright.sync_api import sync_playwright
+
+    exe = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto("file://" + os.path.abspath(html))
+            page.wait_for_selector(".main-svg", timeout=30_000)
+            page.screenshot(path=png, full_page=True)
+        finally:
+            browser.close()

@@ -76,7 +76,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="run the selected workloads (default: " + " ".join(SCALE_WORKLOADS) + ") at each of these "
                         "row counts and write a chart of time and peak memory vs rows (see --chart)")
     p.add_argument("--chart", metavar="OUT", default=os.path.join("bench", "results", "scale"),
-                   help="--scale chart path without extension: writes OUT.html (plotly), OUT.png (kaleido, if it "
+                   help="--scale chart path without extension: writes OUT.html (plotly), OUT.png (Playwright + Chromium, if it "
                         "works) and OUT.points.json (default bench/results/scale)")
     p.add_argument("--report", metavar="RESULTS.json",
                    help="print the table, steps and target verdicts of a saved --json run again (with this "

@@ -10,7 +10,7 @@ import pyarrow as pa
 from . import types as T
 from .errors import (DatabaseAlreadyExistError, DatabaseNotEmptyError, DatabaseNotExistError,
                      InvalidIdentifierError, SchemaError, TableAlreadyExistError, TableNotExistError)
-from .fs import CommitLock, FileIO, check_name, join
+from .fs import CommitLock, FileIO, check_name, join, normalize_path
 from .schema import SchemaManager, TableSchema, new_schema
 from .table import Table
 
@@ -94,7 +94,7 @@ class Catalog:
 
     def __init__(self, warehouse: str, *, filesystem=None, lock: CommitLock | None = None,
                  options: dict[str, str] | None = None):
-        self.warehouse = warehouse.rstrip("/")
+        self.warehouse = normalize_path(warehouse)
         if filesystem is None and options:
             from .fs_options import filesystem_from_options
 

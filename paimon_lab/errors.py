@@ -61,6 +61,10 @@ class DataValidationError(SchemaError):
     """Data handed to a write does not fit the table schema."""
 
 
+class UnsupportedFileSystemError(PaimonLabError):
+    """A warehouse or table location whose URI scheme no installed file system serves."""
+
+
 class OptionError(PaimonLabError):
     """An unknown or ill-typed table option."""
 

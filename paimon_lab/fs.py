@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from .errors import PaimonLabError
+from .errors import PaimonLabError, UnsupportedFileSystemError
 
 
 def join(*parts: str) -> str:
@@ -35,11 +35,50 @@ def join(*parts: str) -> str:
 
 
 def _local_path(path: str) -> str | None:
-    if path.startswith("file://"):
-        return urlparse(path).path
+    """The local path of ``path`` (a plain path or a ``file:`` URI: ``file:/x``, ``file:///x``,
+    ``file://localhost/x``); None for any other URI."""
+    if path[:5].lower() == "file:":
+        parsed = urlparse(path)
+        if parsed.netloc not in ("", "localhost"):
+            raise UnsupportedFileSystemError(f"file: URI '{path}' names host '{parsed.netloc}'; "
+                                             "use file:/path or file:///path for a local path")
+        return os.path.abspath(parsed.path or "/")
     if "://" not in path:
         return os.path.abspath(path)
     return None
+
+
+def normalize_path(path: str) -> str:
+    """A warehouse or table location as paimon-lab keeps it: local paths (and ``file:`` URIs)
+    absolute without a scheme, other URIs as given, without a trailing slash."""
+    if not isinstance(path, str) or not path.strip():
+        raise UnsupportedFileSystemError(f"A warehouse or table location must be a non-empty string, got {path!r}")
+    local = _local_path(path.strip())
+    return local if local is not None else path.strip().rstrip("/")
+
+
+def filesystem_for(uri: str) -> pafs.FileSystem:
+    """pyarrow's file system for a URI, else an fsspec one; a clear error naming the scheme when
+    neither knows it or its package is not installed."""
+    scheme = urlparse(uri).scheme.lower()
+    if scheme in ("s3a", "s3n"):  # Hadoop's spellings of s3://
+        uri = "s3" + uri[len(scheme):]
+    try:
+        return pafs.FileSystem.from_uri(uri)[0]
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError):
+        pass
+    import fsspec
+    from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+    try:
+        return PyFileSystem(FSSpecHandler(fsspec.filesystem(scheme)))
+    except ImportError as e:
+        raise UnsupportedFileSystemError(
+            f"The '{scheme}://' file system needs a package that is not installed: {e}") from None
+    except ValueError:
+        raise UnsupportedFileSystemError(
+            f"No file system is known for the '{scheme}://' scheme of '{uri}' (neither pyarrow nor fsspec "
+            "has one); use a local path, file:, s3://, s3a://, gs://, hdfs:// or an fsspec protocol") from None
 
 
 class CommitLock:
@@ -76,13 +115,7 @@ class FileIO:
         elif local is not None:
             self.fs = pafs.LocalFileSystem()
         else:
-            try:
-                self.fs, _ = pafs.FileSystem.from_uri(root)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                import fsspec
-                from pyarrow.fs import FSSpecHandler, PyFileSystem
-
-                self.fs = PyFileSystem(FSSpecHandler(fsspec.filesystem(urlparse(root).scheme)))
+            self.fs = filesystem_for(root)
         self.lock = lock or CommitLock()
 
     def _p(self, path: str) -> str:
@@ -212,4 +245,4 @@ def check_name(kind: str, name: str) -> str:
     return name
 
 
-__all__ = ["FileIO", "CommitLock", "join", "check_name", "PaimonLabError"]
+__all__ = ["FileIO", "CommitLock", "join", "check_name", "normalize_path", "filesystem_for", "PaimonLabError"]

@@ -51,7 +51,7 @@ from . import types as T
 from .catalog import DB_SUFFIX, split_branch, split_identifier, table_schema_for
 from .errors import (CatalogError, CommitError, DatabaseAlreadyExistError, DatabaseNotEmptyError,
                      DatabaseNotExistError, OptionError, TableAlreadyExistError, TableNotExistError)
-from .fs import CommitLock, FileIO, _local_path, check_name, join
+from .fs import CommitLock, FileIO, _local_path, check_name, join, normalize_path
 from .fs_options import filesystem_from_options
 from .options import parse_duration
 from .schema import SchemaManager, TableSchema
@@ -530,7 +530,7 @@ class JdbcCatalog:
         self.catalog_key = catalog_key or self.options.get(OPT_CATALOG_KEY) or DEFAULT_CATALOG_KEY
         if len(self.catalog_key) > 255:
             raise CatalogError("catalog_key is longer than 255 characters")
-        self.warehouse = (os.path.abspath(warehouse) if "://" not in warehouse else warehouse).rstrip("/") or "/"
+        self.warehouse = normalize_path(warehouse)
         self.uri = uri
         self.db = JdbcConnection(uri, warehouse=self.warehouse, options=self.options)
         _create_catalog_tables(self.db)

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .commit import FileStoreCommit
 from .errors import PaimonLabError, SchemaError, SnapshotNotExistError, TableNotExistError
-from .fs import FileIO, join
+from .fs import FileIO, join, normalize_path
 from .manifest import DataFileMeta, ManifestIO
 from .partition import PartitionCodec
 from .predicate import And, Leaf, Or, Predicate, bind, parse_filter
@@ -53,6 +53,7 @@ class Table:
     @staticmethod
     def open(path: str, *, branch: str = MAIN_BRANCH, **kwargs: Any) -> "Table":
         """Open a table directly by its path (local path or URI)."""
+        path = normalize_path(path)
         return Table(FileIO(path, **kwargs), path, branch=branch)
 
     def on_branch(self, branch: str) -> "Table":

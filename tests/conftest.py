@@ -1,3 +1,5 @@
+import os
+
 import pyarrow as pa
 import pytest
 
@@ -93,3 +95,21 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# ---------------------------------------------------------------- markers by what a test needs
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests by the outside systems they need, so CI's lowest-versions run can leave out
+    Spark, the browser, the Java oracle and pypaimon (their own runs cover them)."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        path = str(item.fspath)
+        if "spark" in fixtures or path.endswith("test_spark.py"):
+            item.add_marker(pytest.mark.spark)
+        if path.endswith("test_browser.py"):
+            item.add_marker(pytest.mark.browser)
+        if f"{os.sep}java{os.sep}" in path:
+            item.add_marker(pytest.mark.java)
+        if fixtures & {"pypaimon", "py_catalog"}:
+            item.add_marker(pytest.mark.pypaimon)

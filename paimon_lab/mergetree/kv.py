@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import binary_row
+from ..arrow_compat import sort_indices_nulls_first
 from ..errors import DataValidationError
 from ..format import RollingFileWriter, read_file
 from ..fs import FileIO
@@ -120,8 +121,7 @@ class KeyValueLayout:
             # 'sequence.auto-padding' = 'row-kind-flag': on equal sequence fields, -U/-D go first.
             table = kv.append_column("__add_flag", pc.invert(is_retract(kv.column(VALUE_KIND))))
             keys = self.key_columns + self.sequence_fields + ["__add_flag", SEQUENCE_NUMBER]
-        return kv.take(pc.sort_indices(table, sort_keys=[(c, "ascending") for c in keys],
-                                       null_placement="at_start"))
+        return kv.take(sort_indices_nulls_first(table, keys))
 
     # ------------------------------------------------------------------ files
     def read(self, file_io: FileIO, path: str, file: DataFileMeta, file_schema: "TableSchema",

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..arrow_compat import sort_indices_nulls_first
 from ..errors import DataValidationError, OptionError
 from .kv import DELETE, INSERT, SEQUENCE_NUMBER, UPDATE_BEFORE, VALUE_KIND
 
@@ -630,9 +631,8 @@ class PartialUpdateMergeFunction(MergeFunction):
         sort_table = pa.table({"g": pa.array(groups.ids[rows]),
                                **{f"s{i}": col.take(pa.array(rows)) for i, col in enumerate(seq_cols)},
                                "p": pa.array(rows)})
-        sort_keys = [("g", "ascending"), *((f"s{i}", "ascending") for i in range(len(seq_cols))),
-                     ("p", "ascending")]
-        order = rows[pc.sort_indices(sort_table, sort_keys=sort_keys, null_placement="at_start").to_numpy()]
+        sort_keys = ["g", *(f"s{i}" for i in range(len(seq_cols))), "p"]
+        order = rows[sort_indices_nulls_first(sort_table, sort_keys).to_numpy()]
         gids = groups.ids[order]
         is_last = np.r_[gids[1:] != gids[:-1], True] if len(gids) else np.zeros(0, dtype=bool)
         winner = np.full(groups.count, -1, dtype=np.int64)

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import binary_row
+from ..arrow_compat import sort_indices_nulls_first
 from ..errors import CorruptFileError
 from ..fs import join
 from ..manifest import DataFileMeta
@@ -505,8 +506,7 @@ class MergeReader:
                 table = slim.append_column("__add_flag", pc.invert(is_retract(slim.column(VALUE_KIND))))
                 sort_keys.append("__add_flag")
             sort_keys.append(SEQUENCE_NUMBER)
-        idx = pc.sort_indices(table, sort_keys=[(c, "ascending") for c in sort_keys],
-                              null_placement="at_start").to_numpy().astype(np.int64, copy=False)
+        idx = sort_indices_nulls_first(table, sort_keys).to_numpy().astype(np.int64, copy=False)
         ordered = slim.select(self.key_columns).take(pa.array(idx))
         starts = group_starts(ordered, self.key_columns)
         last = np.ones(len(idx), dtype=bool)
