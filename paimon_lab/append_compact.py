@@ -7,12 +7,11 @@ target file size (at most ``compaction.max.file-num`` per round), or on a full c
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from .format import RollingFileWriter
 from .fs import join
-from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, FileNamer
+from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, FileNamer, creation_time_now
 from .scan import DataSplit
 from .stats import collect_stats
 from .write import CommitMessage
@@ -84,7 +83,7 @@ class AppendCompactor:
                 min_key=first.min_key, max_key=first.max_key, key_stats=first.key_stats,
                 value_stats=collect_stats(part, t.schema.fields, core),
                 min_sequence_number=seq, max_sequence_number=seq + n - 1, schema_id=t.schema.id,
-                level=0, creation_time_millis=int(time.time() * 1000), delete_row_count=0, file_source=FILE_SOURCE_COMPACT))
+                level=0, creation_time_millis=creation_time_now(), delete_row_count=0, file_source=FILE_SOURCE_COMPACT))
             seq += n
         msg = CommitMessage(partition, bucket, total_buckets, compact_before=picked, compact_after=after)
         if any(f.file_name in vectors for f in picked):

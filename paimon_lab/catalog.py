@@ -65,7 +65,7 @@ def table_schema_for(schema: "pa.Schema | TableSchema | None" = None, *,
             dtype = T.assign_field_ids(f.type, counter)
             if f.name in base.primary_keys:
                 dtype = dtype.copy(False)
-            typed.append(T.DataField(fid, f.name, dtype, f.description))
+            typed.append(T.DataField(fid, f.name, dtype, f.description, f.default_value))
         out = replace(base, fields=tuple(typed), highest_field_id=T.max_field_id(typed))
     elif isinstance(schema, pa.Schema):
         out = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys,

@@ -90,6 +90,13 @@ MANIFEST_FILE_META_SCHEMA = fastavro.parse_schema({
     ]})
 
 
+
+def creation_time_now() -> int:
+    """A data file's ``_CREATION_TIME`` as Java writes it: the local wall-clock time (Java's
+    ``LocalDateTime.now()``) as milliseconds, not the UTC epoch."""
+    return int(datetime.now().replace(tzinfo=timezone.utc).timestamp() * 1000)
+
+
 @dataclass(frozen=True)
 class SimpleStats:
     """Min/max values (serialized binary rows) and null counts of some columns."""

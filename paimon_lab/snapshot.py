@@ -34,6 +34,7 @@ _JSON_FIELDS = [
     ("changelogRecordCount", "changelog_record_count"), ("watermark", "watermark"),
     ("statistics", "statistics"), ("properties", "properties"), ("nextRowId", "next_row_id"),
 ]
+_KNOWN = {name for name, _ in _JSON_FIELDS}
 _REQUIRED = ("id", "schemaId", "baseManifestList", "deltaManifestList", "commitUser",
              "commitIdentifier", "commitKind", "timeMillis")
 
@@ -64,6 +65,9 @@ class Snapshot:
     properties: dict | None = None
     next_row_id: int | None = None
     version: int = SNAPSHOT_VERSION
+    # JSON fields of newer Paimon versions this one does not know: kept as read, written back
+    # (a tag or branch copy of a Java snapshot keeps them).
+    extras: dict = field(default_factory=dict, compare=False, repr=False)
 
     def to_json(self) -> str:
         values = asdict(self)
@@ -71,6 +75,8 @@ class Snapshot:
         for json_name, attr in _JSON_FIELDS:
             if values[attr] is not None:
                 obj[json_name] = values[attr]
+        for name, value in self.extras.items():
+            obj.setdefault(name, value)
         return json.dumps(obj, indent=2)
 
     @staticmethod
@@ -81,7 +87,7 @@ class Snapshot:
             if missing:
                 raise KeyError(f"missing {missing}")
             kwargs = {attr: obj[name] for name, attr in _JSON_FIELDS if name in obj}
-            snap = Snapshot(**kwargs)
+            snap = Snapshot(**kwargs, extras={k: v for k, v in obj.items() if k not in _KNOWN})
             if snap.commit_kind not in COMMIT_KINDS:
                 raise ValueError(f"unknown commitKind {snap.commit_kind!r}")
             return snap

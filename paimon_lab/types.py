@@ -109,16 +109,20 @@ class DataField:
     name: str
     type: DataType
     description: str | None = None
+    default_value: str | None = None   # the schema JSON's "defaultValue", as Java keeps it (a literal's text)
 
     def to_json(self) -> dict:
         out = {"id": self.id, "name": self.name, "type": self.type.to_json()}
         if self.description is not None:
             out["description"] = self.description
+        if self.default_value is not None:
+            out["defaultValue"] = self.default_value
         return out
 
     @staticmethod
     def from_json(obj: dict) -> "DataField":
-        return DataField(obj["id"], obj["name"], type_from_json(obj["type"]), obj.get("description"))
+        return DataField(obj["id"], obj["name"], type_from_json(obj["type"]), obj.get("description"),
+                         obj.get("defaultValue"))
 
     def to_arrow(self) -> pa.Field:
         meta = {b"description": self.description.encode()} if self.description else None

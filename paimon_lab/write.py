@@ -7,7 +7,6 @@ with Arrow kernels: grouping uses ``Table.group_by``, bucketing the vectorized B
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
@@ -18,7 +17,7 @@ from . import binary_row
 from .errors import DataValidationError
 from .format import RollingFileWriter
 from .fs import join
-from .manifest import EMPTY_STATS, FILE_SOURCE_APPEND, DataFileMeta, FileNamer
+from .manifest import EMPTY_STATS, FILE_SOURCE_APPEND, DataFileMeta, FileNamer, creation_time_now
 from .parallel import thread_map
 from .partition import PartitionCodec
 from .stats import collect_stats
@@ -204,7 +203,7 @@ class AppendWriter:
                 self.table.file_io.delete_quietly([join(directory, name) for f in files or ()
                                                    for name in (f.name, *f.extra)])
             raise
-        now = int(time.time() * 1000)
+        now = creation_time_now()
         for (part_bytes, bucket, _), files in zip(jobs, written):
             key = (part_bytes, bucket)
             msg = self.messages.get(key)

@@ -242,3 +242,54 @@ def test_bucketed_append_table_needs_bucket_key_as_java_paimon_does(catalog, sam
         catalog.create_table("db.q", sample_schema, options={"bucket": "3"})
     t = catalog.create_table("db.q", sample_schema, options={"bucket": "3", "bucket-key": "id,name"})
     assert t.schema.bucket_keys == ["id", "name"]
+
+
+def test_creation_time_is_local_wall_clock_as_java_writes_it(tmp_path):
+    """Java writes _CREATION_TIME as LocalDateTime.now() in millis (the wall clock, not UTC epoch):
+    in a UTC+5:30 process the stored value is 5.5 hours past the epoch time."""
+    import subprocess
+    import sys
+
+    code = (
+        "import time, pyarrow as pa; from paimon_lab import Catalog\n"
+        f"c = Catalog({str(tmp_path)!r}); c.create_database('db')\n"
+        "t = c.create_table('db.t', pa.schema([('k', pa.int64())]), primary_keys=['k'], options={'bucket': '1'})\n"
+        "a = c.create_table('db.a', pa.schema([('k', pa.int64())]))\n"
+        "before = time.time() * 1000; t.write(pa.table({'k': [1]})); a.write(pa.table({'k': [1]})); after = time.time() * 1000\n"
+        "for tab in (t, a):\n"
+        "    f = tab.store_scan().live_entries(tab.snapshot_manager.latest())[0].file\n"
+        "    shift = 5.5 * 3600 * 1000\n"
+        "    assert before + shift - 1000 <= f.creation_time_millis <= after + shift + 1000, (f.creation_time_millis, before)\n"
+        "print('ok')\n")
+    env = {**os.environ, "TZ": "Asia/Kolkata"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
+
+
+def test_newer_metadata_fields_survive_a_rewrite(tmp_path):
+    """A column's defaultValue (schema JSON) and snapshot fields of newer Paimon versions are kept
+    when paimon-lab rewrites the schema (ALTER) or copies the snapshot (a tag)."""
+    import json
+
+    from paimon_lab import Catalog, SchemaChange
+
+    c = Catalog(str(tmp_path))
+    c.create_database("db")
+    t = c.create_table("db.t", pa.schema([("k", pa.int64()), ("v", pa.string())]))
+    t.write(pa.table({"k": [1], "v": ["a"]}))
+    schema_file = tmp_path / "db.db" / "t" / "schema" / "schema-0"
+    obj = json.loads(schema_file.read_text())
+    obj["fields"][1]["defaultValue"] = "'none'"
+    schema_file.write_text(json.dumps(obj))
+    snap_file = tmp_path / "db.db" / "t" / "snapshot" / "snapshot-1"
+    snap = json.loads(snap_file.read_text())
+    snap["futureField"] = {"x": 1}
+    snap_file.write_text(json.dumps(snap))
+
+    t = c.get_table("db.t")
+    t.alter(SchemaChange.set_option("snapshot.num-retained.max", "50"))
+    t.create_tag("t1", snapshot_id=1)
+    latest = json.loads((tmp_path / "db.db" / "t" / "schema" / "schema-1").read_text())
+    assert latest["fields"][1]["defaultValue"] == "'none'"
+    tag = json.loads((tmp_path / "db.db" / "t" / "tag" / "tag-t1").read_text())
+    assert tag["futureField"] == {"x": 1} and tag["id"] == 1

@@ -489,3 +489,35 @@ def test_bucket_change_needs_overwrite(catalog):
     assert {s.bucket for s in t.plan()} == {0, 1, 2, 3}
     t.write(rows((99, 1.0, "x")))
     assert t.to_arrow().num_rows == 11
+
+
+@pytest.mark.parametrize("options", [
+    {"bucket": "1", "changelog-producer": "lookup"},
+    {"bucket": "1", "deletion-vectors.enabled": "true"},
+    {"bucket": "1", "changelog-producer": "lookup", "merge-engine": "first-row"},
+    {"bucket": "-1", "cross-partition": "yes"},
+], ids=["lookup", "dv", "first-row", "cross-partition"])
+def test_nested_columns_through_lookup_and_cross_partition_paths(tmp_path, options):
+    """ARRAY/MAP/ROW value columns survive the writer's key joins (Arrow's hash join carries no
+    nested columns): the second write into a lookup, DV, first-row or cross-partition table."""
+    from paimon_lab import Catalog
+
+    cat = Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    cross = options.pop("cross-partition", None) is not None
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("p", pa.string()), ("a", pa.list_(pa.int32())),
+                        ("m", pa.map_(pa.string(), pa.int64())), ("r", pa.struct([("x", pa.int32())]))])
+    t = cat.create_table("db.t", schema, primary_keys=["k"], partition_keys=["p"] if cross else [], options=options)
+    t.write(pa.table({"k": [1, 2], "p": ["x", "x"], "a": [[1], [2, 3]], "m": [[("a", 1)], []],
+                      "r": [{"x": 1}, None]}, schema=schema))
+    t.write(pa.table({"k": [2, 3], "p": ["y", "y"], "a": [[9], None], "m": [None, [("b", 2)]],
+                      "r": [{"x": 2}, {"x": 3}]}, schema=schema))
+    got = {r["k"]: r for r in t.to_arrow().to_pylist()}
+    assert sorted(got) == [1, 2, 3]
+    assert got[3]["m"] == [("b", 2)] and got[1]["a"] == [1]
+    if options.get("merge-engine") == "first-row":
+        assert got[2]["a"] == [2, 3] and got[2]["r"] is None
+    else:
+        assert got[2]["a"] == [9] and got[2]["r"] == {"x": 2} and got[2]["m"] is None
+        if cross:
+            assert got[2]["p"] == "y"

@@ -9,7 +9,6 @@ exactly that layout (with the key columns always present), so a file read is alr
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -23,7 +22,7 @@ from ..arrow_compat import sort_indices_nulls_first
 from ..errors import DataValidationError
 from ..format import RollingFileWriter, read_file
 from ..fs import FileIO
-from ..manifest import FILE_SOURCE_APPEND, DataFileMeta
+from ..manifest import FILE_SOURCE_APPEND, DataFileMeta, creation_time_now
 from ..stats import collect_stats
 from ..types import DataField, atomic
 
@@ -203,7 +202,7 @@ class KeyValueFileWriter:
             key_stats=collect_stats(rows, layout.key_fields, options),
             value_stats=collect_stats(rows, layout.value_fields, options),
             min_sequence_number=mm["min"].as_py(), max_sequence_number=mm["max"].as_py(),
-            schema_id=layout.schema.id, level=self.level, creation_time_millis=int(time.time() * 1000),
+            schema_id=layout.schema.id, level=self.level, creation_time_millis=creation_time_now(),
             delete_row_count=deletes, file_source=self.file_source)
 
 

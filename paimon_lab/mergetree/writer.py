@@ -26,6 +26,7 @@ from ..parallel import thread_map
 from ..write import CommitMessage, group_indices, group_rows, to_arrow_table
 from .compact import BucketFiles, CompactRewriter, concat_kv, diff_changelog, drop_retracts, merge_order, merge_sorted
 from .kv import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
+from ..arrow_compat import semi_join
 from .levels import Levels, UniversalCompaction, force_level0_unit
 from .merge_function import merge_function_for
 
@@ -46,13 +47,11 @@ def needs_lookup(core) -> bool:
 
 
 def batch_scan_skips_level0(core) -> bool:
-    """Batch reads that leave level 0 out: every table whose commits lift level 0.
-
-    Java's ``batchScanSkipLevel0`` covers only deletion-vector and first-row tables; lookup-
-    changelog tables without vectors merge level 0 on read there, so their APPEND snapshots (before
-    the COMPACT that lifts them) read the new rows in Java and not here. Known difference, kept
-    until the lookup changelog path is checked against that read (tests/test_stateful.py)."""
-    return needs_lookup(core)
+    """Batch reads that leave level 0 out, as Java's ``batchScanSkipLevel0``: deletion-vector and
+    first-row tables, whose level-0 rows are not merged with the levels above until lifted.
+    Lookup-changelog tables without vectors merge level 0 on read like any other table (a Java
+    ``write-only`` writer leaves level 0 for a separate compaction job, and those rows count)."""
+    return bool(core.get("deletion-vectors.enabled")) or core.get("merge-engine") == "first-row"
 
 
 def _null_safe_equal(a, b):
@@ -185,7 +184,7 @@ class MergeTreeWriter:
         older = [f for f in self.levels.all_files() if f.level > 0 and f.file_name not in names]
         if older and new_kv.num_rows:
             existing = self.files.read(older, self.dvs).select(keys)
-            new_kv = new_kv.join(existing, keys=keys, join_type="left anti")
+            new_kv = semi_join(new_kv, existing, keys, anti=True)
         unit_upper = self.files.read([f for f in files if f.level > 0], self.dvs)
         merged = merge_sorted(layout, self.store.merge_fn, concat_kv([unit_upper, new_kv], layout.arrow_schema))
         if drop_delete:
@@ -222,7 +221,7 @@ class MergeTreeWriter:
             dv = self.dvs.get(f.file_name)
             if dv is not None:
                 kv = kv.filter(pa.array(dv.mask(kv.num_rows)))
-            hit = kv.join(affected, keys=keys, join_type="left semi")
+            hit = semi_join(kv, affected, keys)
             if hit.num_rows:
                 self.dvs.setdefault(f.file_name, DeletionVector()).delete(hit.column(_POS).to_numpy())
                 self.dv_changed = True
@@ -262,7 +261,7 @@ class MergeTreeWriter:
         keys = layout.key_columns
         affected = level0_kv.select(keys).group_by(keys, use_threads=False).aggregate([])
         if older_kv.num_rows:
-            older_kv = older_kv.join(affected, keys=keys, join_type="left semi")
+            older_kv = semi_join(older_kv, affected, keys)
         before = drop_retracts(merge_sorted(layout, fn, older_kv))
         after = drop_retracts(merge_sorted(layout, fn, concat_kv([older_kv, level0_kv], layout.arrow_schema)))
         self.compact_changelog += self._write_changelog(
@@ -444,7 +443,13 @@ class KeyValueFileStoreWrite:
         settled = rows.take(pick).select(pk + parts)
         settled = settled.rename_columns(pk + [f"__to_{p}" for p in parts])
         old = self._locations().rename_columns(pk + [f"__from_{p}" for p in parts])
-        joined = rows.join(settled, keys=pk).join(old, keys=pk, join_type="left outer").sort_by(_POS)
+        # Only keys and positions go through Arrow's join (it carries no nested columns); every row
+        # meets exactly one settled and at most one old location, so sorted by position they line up.
+        located = (rows.select(pk + [_POS]).join(settled, keys=pk).join(old, keys=pk, join_type="left outer")
+                   .sort_by(_POS))
+        joined = rows
+        for name in located.column_names[len(pk) + 1:]:
+            joined = joined.append_column(name, located.column(name))
         exists = pc.is_valid(joined.column(f"__from_{parts[0]}"))
         if engine in ("aggregation", "partial-update"):
             # Update in place: the key's old partition wins over the row's.
@@ -484,7 +489,7 @@ class KeyValueFileStoreWrite:
     def _remember_locations(self, rows: pa.Table, pk: list[str], parts: list[str]) -> None:
         latest = rows.select(pk + parts)
         old = self._locations()
-        kept = old.join(latest.select(pk), keys=pk, join_type="left anti")
+        kept = semi_join(old, latest, pk, anti=True)
         self._key_locations = pa.concat_tables([kept.select(pk + parts).cast(old.schema), latest.cast(old.schema)])
 
     def writer(self, partition: bytes, bucket: int) -> MergeTreeWriter:

@@ -52,7 +52,10 @@ def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, An
             lit = "NULL" if v is None else "'" + str(v).replace("'", "''") + "'"
             exprs.append(f"CAST({lit} AS {duck_type(f.type)}) AS {name}")
         elif f.name in positions and positions[f.name] < data.num_columns:
-            exprs.append(f"CAST(c{positions[f.name]} AS {duck_type(f.type)}) AS {name}")
+            source = f"c{positions[f.name]}"
+            if getattr(src.schema.field(source).type, "tz", None) is not None and f.type.root == "TIMESTAMP":
+                source = f"CAST({source} AS TIMESTAMP)"  # DuckDB < 2 casts TIMESTAMPTZ to TIMESTAMP only
+            exprs.append(f"CAST({source} AS {duck_type(f.type)}) AS {name}")
         else:
             exprs.append(f"CAST(NULL AS {duck_type(f.type)}) AS {name}")
     con = connect()
