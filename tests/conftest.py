@@ -84,7 +84,7 @@ class PyCatalog:
 def py_catalog(pypaimon, warehouse):
     """pypaimon's filesystem catalog over the same ``warehouse``, with database ``db``."""
     cat = PyCatalog(pypaimon, warehouse)
-    cat.catalog("db")  # creates the database
+    cat.create_database("db")
     return cat
 
 

@@ -162,8 +162,8 @@ class PypaimonOracle:
         """Call ``fn(*args, **kwargs)`` in the worker: ``fn``'s source is sent, not ``fn``.
 
         ``fn`` must be a module-level or nested function that imports pypaimon itself and uses
-        nothing from the test module; the worker's operations (``table``, ``read_table``...) and
-        ``pa``, ``dt``, ``Decimal``, ``UTC`` are its globals there."""
+        nothing from the test module; its globals there are the worker's ``SNIPPET_GLOBALS``
+        (``catalog``, ``table``, ``read_table``... and ``pa``, ``dt``, ``Decimal``, ``UTC``)."""
         source = self._sources.get(fn)
         if source is None:
             source = self._sources[fn] = textwrap.dedent(inspect.getsource(fn))

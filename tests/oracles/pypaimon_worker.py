@@ -7,7 +7,7 @@ stdin closes. Two kinds of request:
   below (``create_table``, ``write_table``, ``read_table``...);
 * ``{"op": "run", "source": ..., "name": ..., ...}`` executes ``source`` (the text of a function
   written in a test module) and calls the function ``name`` it defines. Its globals start as this
-  module's operations plus ``pa``, so a snippet can reuse ``table(warehouse, ident)`` & co.
+  module's ``SNIPPET_GLOBALS``, so a snippet can reuse ``table(warehouse, ident)`` & co.
 
 Replies are ``{"ok": True, "value": ...}`` or ``{"ok": False, "type", "message", "traceback"}``.
 This module runs only here: it imports pypaimon and pyarrow (19.x), never paimon_lab.
@@ -38,6 +38,10 @@ def catalog(warehouse: str, database: str | None = "db"):
     if database:
         cat.create_database(database, True)
     return cat
+
+
+def create_database(warehouse: str, name: str) -> None:
+    catalog(warehouse, name)
 
 
 def table(warehouse: str, ident: str, options: dict | None = None):
@@ -151,8 +155,12 @@ def versions() -> dict[str, str]:
             "python": sys.version.split()[0]}
 
 
-OPERATIONS = {f.__name__: f for f in (catalog, table, create_table, write_table, read_builder, read_table,
-                                      read_splits, snapshots, create_tag, tags, table_options, versions)}
+# what a test may call by name (plain values in, plain values out)
+OPERATIONS = {f.__name__: f for f in (create_database, create_table, write_table, read_table, read_splits,
+                                      snapshots, create_tag, tags, table_options, versions)}
+# what a snippet sees as globals besides: also the helpers that return pypaimon objects
+SNIPPET_GLOBALS = {"pa": pa, "dt": dt, "Decimal": Decimal, "UTC": UTC, "catalog": catalog, "table": table,
+                   "read_builder": read_builder, **OPERATIONS}
 
 
 # ====================================================================== the loop
@@ -163,7 +171,7 @@ _snippets: dict[str, dict] = {}
 def _snippet(source: str) -> dict:
     ns = _snippets.get(source)
     if ns is None:
-        ns = {"__name__": "pypaimon_snippet", "pa": pa, "dt": dt, "Decimal": Decimal, "UTC": UTC, **OPERATIONS}
+        ns = {"__name__": "pypaimon_snippet", **SNIPPET_GLOBALS}
         exec(compile(source, "<oracle snippet>", "exec"), ns)
         _snippets[source] = ns
     return ns
