@@ -12,11 +12,12 @@ named by ``PAIMON_LAB_PYPAIMON_PYTHON``) and one persistent worker process
 
 Arrow objects cross as IPC streams, everything else as pickles of plain Python values (see
 :mod:`wire`). An exception in the worker is raised here as :class:`PypaimonError` carrying the
-remote traceback.
+remote traceback (and, for a builtin exception type, is an instance of that type too).
 """
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import os
 import subprocess
@@ -45,6 +46,25 @@ class PypaimonError(Exception):
     def __init__(self, type_name: str, message: str, remote_traceback: str):
         self.type_name, self.message, self.remote_traceback = type_name, message, remote_traceback
         super().__init__(f"{type_name}: {message}\n--- traceback in the pypaimon worker ---\n{remote_traceback}")
+
+
+_remote_classes: dict[str, type] = {}
+
+
+def remote_error(type_name: str, message: str, remote_traceback: str) -> PypaimonError:
+    """A PypaimonError that is also an instance of the remote exception's class when that is a
+    builtin (``pytest.raises(NotImplementedError)`` still works across the process boundary)."""
+    builtin = getattr(builtins, type_name, None)
+    if not (isinstance(builtin, type) and issubclass(builtin, Exception)):
+        return PypaimonError(type_name, message, remote_traceback)
+    cls = _remote_classes.get(type_name)
+    if cls is None:
+        try:
+            cls = type(f"Pypaimon{type_name}", (PypaimonError, builtin), {})
+        except TypeError:  # a builtin whose layout cannot be combined
+            cls = PypaimonError
+        _remote_classes[type_name] = cls
+    return cls(type_name, message, remote_traceback)
 
 
 class OracleUnavailable(RuntimeError):
@@ -141,7 +161,7 @@ class PypaimonOracle:
             raise OracleUnavailable(f"the pypaimon worker ({self.python}) exited with code {code}; its stderr:\n"
                                     f"{self.stderr_tail()}") from None
         if not reply["ok"]:
-            raise PypaimonError(reply["type"], reply["message"], reply["traceback"])
+            raise remote_error(reply["type"], reply["message"], reply["traceback"])
         return reply["value"]
 
     def _request(self, request: dict):
