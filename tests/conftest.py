@@ -54,11 +54,14 @@ def pypaimon():
     oracle = PypaimonOracle()
     try:
         oracle.start()
+        problem = None
     except OracleUnavailable as e:
         oracle.close()
-        if os.environ.get("CI"):
-            pytest.fail(f"pypaimon oracle unavailable (CI is set, so this fails): {e}", pytrace=False)
-        pytest.skip(f"pypaimon oracle unavailable: {e}")
+        problem = str(e)
+    if problem and os.environ.get("CI"):
+        pytest.fail(f"pypaimon oracle unavailable (CI is set, so this fails): {problem}", pytrace=False)
+    if problem:
+        pytest.skip(f"pypaimon oracle unavailable: {problem}")
     yield oracle
     oracle.close()
 

@@ -119,9 +119,9 @@ class PypaimonOracle:
     def _start(self) -> None:
         if not self.python.exists():
             raise OracleUnavailable(
-                f"no pypaimon interpreter at {self.python}: run ./test.sh (it builds {VENV.name}/), or "
-                f"`python -c 'import sys; sys.path.insert(0, \"tests\"); from oracles.pypaimon_oracle import "
-                f"ensure_venv; ensure_venv()'`, or set {ENV_VAR} to a Python that has {REQUIREMENT}")
+                f"no pypaimon interpreter at {self.python}: run ./test.sh or `python "
+                f"tests/oracles/pypaimon_oracle.py ensure-venv` (they build {VENV.name}/), or set {ENV_VAR} "
+                f"to a Python that has {REQUIREMENT}")
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
         self._log = tempfile.TemporaryFile()
         self._proc = subprocess.Popen([str(self.python), str(HERE / "pypaimon_worker.py")], cwd=str(HERE),
