@@ -45,7 +45,11 @@ class PypaimonError(Exception):
 
     def __init__(self, type_name: str, message: str, remote_traceback: str):
         self.type_name, self.message, self.remote_traceback = type_name, message, remote_traceback
-        super().__init__(f"{type_name}: {message}\n--- traceback in the pypaimon worker ---\n{remote_traceback}")
+        self.text = f"{type_name}: {message}\n--- traceback in the pypaimon worker ---\n{remote_traceback}"
+        super().__init__(self.text)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 _remote_classes: dict[str, type] = {}
@@ -64,7 +68,10 @@ def remote_error(type_name: str, message: str, remote_traceback: str) -> Pypaimo
         except TypeError:  # a builtin whose layout cannot be combined
             cls = PypaimonError
         _remote_classes[type_name] = cls
-    return cls(type_name, message, remote_traceback)
+    try:
+        return cls(type_name, message, remote_traceback)
+    except TypeError:  # a builtin that insists on its own arguments (UnicodeDecodeError...)
+        return PypaimonError(type_name, message, remote_traceback)
 
 
 class OracleUnavailable(RuntimeError):
