@@ -16,6 +16,7 @@ This module runs only here: it imports pypaimon and pyarrow (19.x), never paimon
 from __future__ import annotations
 
 import datetime as dt
+import linecache
 import os
 import sys
 import traceback
@@ -168,11 +169,14 @@ SNIPPET_GLOBALS = {"pa": pa, "dt": dt, "Decimal": Decimal, "UTC": UTC, "catalog"
 _snippets: dict[str, dict] = {}
 
 
-def _snippet(source: str) -> dict:
+def _snippet(source: str, name: str) -> dict:
+    """The namespace of ``source`` executed once (later calls reuse it)."""
     ns = _snippets.get(source)
     if ns is None:
+        filename = f"<snippet {name} #{len(_snippets)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
         ns = {"__name__": "pypaimon_snippet", **SNIPPET_GLOBALS}
-        exec(compile(source, "<oracle snippet>", "exec"), ns)
+        exec(compile(source, filename, "exec"), ns)
         _snippets[source] = ns
     return ns
 
@@ -181,7 +185,7 @@ def handle(request: dict):
     if request["op"] == "call":
         fn = OPERATIONS[request["name"]]
     elif request["op"] == "run":
-        fn = _snippet(request["source"])[request["name"]]
+        fn = _snippet(request["source"], request["name"])[request["name"]]
     else:
         raise ValueError(f"unknown op {request['op']!r}")
     return fn(*request.get("args", ()), **request.get("kwargs", {}))
