@@ -36,6 +36,10 @@ def _ram_gib() -> float | None:
 
 
 def _lib_version(name: str) -> str:
+    if name == "pypaimon":  # in a virtual environment of its own (see bench.systems.pypaimon_python)
+        from .systems import PyPaimon
+
+        return PyPaimon.version() + ("" if PyPaimon.runs_here() else f" ({PyPaimon.python()})")
     try:
         return version(name)
     except PackageNotFoundError:

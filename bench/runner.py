@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from . import data, systems
+from . import crossrun, data, systems
 from .machine import REPO_ROOT
 from .worker import MARKER
 from .workloads import Workload
@@ -113,14 +113,12 @@ class Config:
     quick: bool = False              # --quick: workloads may cap their timed runs (quick_repeat)
 
 
-def _spawn(spec: dict, timeout: float) -> Run:
-    """Run one worker; collect its report and the kernel's peak RSS for it."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
-    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+def _spawn(spec: dict, timeout: float, python: str | None = None) -> Run:
+    """Run one worker (in ``python``, the system's interpreter; default: this one); collect its
+    report and the kernel's peak RSS for it."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "bench.worker", json.dumps(spec)],
-                                cwd=REPO_ROOT, stdout=out, stderr=err, env=env)
+        proc = subprocess.Popen([python or sys.executable, "-m", "bench.worker", json.dumps(spec)],
+                                cwd=REPO_ROOT, stdout=out, stderr=err, env=crossrun.worker_env())
         deadline = time.monotonic() + timeout
         delay = 0.002
         timed_out = False
@@ -194,7 +192,7 @@ def run_workload(workload: Workload, system_names: list[str], config: Config, da
                 setup_first: bool = False) -> Run:
         s = spec(cell, phase, run_name, verify, profile)
         s["setup_first"] = setup_first
-        run = _spawn(s, config.timeout)
+        run = _spawn(s, config.timeout, systems.SYSTEMS[cell.system].python())
         if run.setup_seconds is not None:
             cell.setup = Run("ok", run.setup_seconds)
             log(f"  {workload.name:<12} {systems.SYSTEMS[cell.system].label:<16} {'setup':<8} "

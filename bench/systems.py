@@ -10,9 +10,13 @@ or a directory); :meth:`System.open` recreates one from the warehouse path in a 
 
 from __future__ import annotations
 
+import functools
 import glob
 import importlib
 import os
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -22,7 +26,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from . import data
+from . import crossrun, data
+from .machine import REPO_ROOT
 
 TABLE_ID = "bench.t"
 
@@ -95,10 +100,23 @@ class System:
         return None
 
     @classmethod
+    def python(cls) -> str:
+        """The interpreter the system's worker processes run (a virtual environment of its own for
+        a system whose pins clash with the harness's, see :class:`PyPaimon`)."""
+        return crossrun.bench_python()
+
+    @classmethod
+    def runs_here(cls) -> bool:
+        """Whether this process is the system's interpreter (else it is used through a subprocess)."""
+        return os.path.abspath(cls.python()) == os.path.abspath(sys.executable)
+
+    @classmethod
     def available(cls) -> str | None:
         """None if usable, else why not."""
         if cls.module is None:
             return None
+        if not cls.runs_here():
+            return _probe(cls.python(), cls.module)[0]
         try:
             importlib.import_module(cls.module)
         except Exception as e:  # ImportError, or a broken install
@@ -109,6 +127,8 @@ class System:
     def version(cls) -> str:
         if cls.module is None:
             return ""
+        if not cls.runs_here():
+            return _probe(cls.python(), cls.module)[1]
         try:
             mod = importlib.import_module(cls.module)
         except Exception:
@@ -293,11 +313,24 @@ class PaimonLab(System):
 
 # ----------------------------------------------------------------------------- pypaimon
 
+def pypaimon_python() -> str:
+    """pypaimon's interpreter: ``$PAIMON_LAB_PYPAIMON_PYTHON``, else ``<repo>/.venv-pypaimon``.
+
+    pypaimon 2.1.0 pins pyarrow<20 and pandas<3, so it has a virtual environment of its own (the
+    one the tests' oracle uses, built by test.sh). Its workers import only this bench package,
+    pyarrow, numpy and pypaimon there; whatever needs paimon-lab goes through :mod:`crossrun`."""
+    return os.environ.get("PAIMON_LAB_PYPAIMON_PYTHON") or str(REPO_ROOT / ".venv-pypaimon" / "bin" / "python")
+
+
 class PyPaimon(System):
     name = "pypaimon"
     label = "pypaimon"
     module = "pypaimon"
     table_format = "paimon"
+
+    @classmethod
+    def python(cls) -> str:
+        return pypaimon_python()
 
     @staticmethod
     def _catalog(warehouse):
@@ -674,6 +707,53 @@ def _runs(sorted_values: pa.ChunkedArray) -> list[tuple[Any, int]]:
     return [(v, e - s) for v, s, e in zip(values, [0] + ends[:-1], ends)]
 
 
+@functools.lru_cache(maxsize=None)
+def _probe(python: str, module: str) -> tuple[str | None, str]:
+    """(why ``module`` is unusable in interpreter ``python`` or None, its version or "missing")."""
+    if not os.path.exists(python):
+        return f"no interpreter {python} for {module} (./test.sh builds it)", "missing"
+    code = ("import importlib, importlib.metadata as m\nmod = importlib.import_module({0!r})\n"
+            "try:\n    print(m.version({0!r}))\n"
+            "except m.PackageNotFoundError:\n    print(getattr(mod, '__version__', '?'))").format(module)
+    try:
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120,
+                              cwd=REPO_ROOT, env=crossrun.worker_env())
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"cannot run {python}: {e}", "missing"
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return f"cannot import {module} in {python}: {last}", "missing"
+    return None, proc.stdout.strip()
+
+
+def read_back(name: str, warehouse: str) -> pa.Table:
+    """System ``name``'s full read of the table in ``warehouse`` (verification), in this process
+    when it is the system's interpreter, else in a subprocess of that interpreter."""
+    cls = SYSTEMS[name]
+    if cls.runs_here():
+        reader = cls()
+        return reader.read(reader.open(warehouse))
+    with tempfile.TemporaryDirectory(prefix="bench-readback-") as tmp:
+        path = os.path.join(tmp, "rows.arrow")
+        crossrun.call(cls.python(), "bench.systems:_read_to_file", name, warehouse, path)
+        with pa.memory_map(path) as source:
+            return pa.ipc.open_file(source).read_all()
+
+
+def _read_to_file(name: str, warehouse: str, path: str) -> None:
+    """The other side of :func:`read_back`: read and save as an Arrow IPC file."""
+    table = read_back(name, warehouse)
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+
+
+def readers_of(system: System) -> list[str]:
+    """``system`` and every other available system of its table format (Paimon: paimon-lab and
+    pypaimon read each other's tables), by name."""
+    return [name for name, cls in SYSTEMS.items()
+            if name == system.name or (cls.table_format == system.table_format and cls.available() is None)]
+
+
 SYSTEMS: dict[str, type[System]] = {cls.name: cls for cls in (PaimonLab, PyPaimon, PyArrowFloor, DeltaLake,
                                                                 PyIceberg, SparkParquet)}
 LAB = PaimonLab.name
@@ -691,5 +771,5 @@ def reader_label(reader: str) -> str:
     return f"{label} ({what})" if what else label
 
 
-__all__ = ["System", "SYSTEMS", "LAB", "get", "reader_label", "COMPRESSION", "ZSTD_LEVEL", "Cond", "filter_sql", "filter_arrow",
-           "PK_OPTIONS", "PRIMARY_KEYS"]
+__all__ = ["System", "SYSTEMS", "LAB", "get", "reader_label", "read_back", "readers_of", "pypaimon_python",
+           "COMPRESSION", "ZSTD_LEVEL", "Cond", "filter_sql", "filter_arrow", "PK_OPTIONS", "PRIMARY_KEYS"]

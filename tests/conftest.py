@@ -45,13 +45,51 @@ def lab_catalog(warehouse):
     return cat
 
 
-@pytest.fixture
-def py_catalog(warehouse):
-    """pypaimon's filesystem catalog over the same ``warehouse``, with database ``db``."""
-    from pypaimon import CatalogFactory
+@pytest.fixture(scope="session")
+def pypaimon():
+    """pypaimon 2.1.0 in its own virtual environment, behind one worker process per session
+    (tests/oracles/pypaimon_oracle.py). Without its interpreter: fail under CI, else skip."""
+    import os
 
-    cat = CatalogFactory.create({"warehouse": warehouse})
-    cat.create_database("db", True)
+    from oracles.pypaimon_oracle import OracleUnavailable, PypaimonOracle
+
+    oracle = PypaimonOracle()
+    try:
+        oracle.start()
+        problem = None
+    except OracleUnavailable as e:
+        oracle.close()
+        problem = str(e)
+    if problem and os.environ.get("CI"):
+        pytest.fail(f"pypaimon oracle unavailable (CI is set, so this fails): {problem}", pytrace=False)
+    if problem:
+        pytest.skip(f"pypaimon oracle unavailable: {problem}")
+    yield oracle
+    oracle.close()
+
+
+class PyCatalog:
+    """pypaimon's filesystem catalog over one warehouse: the oracle's operations with the
+    warehouse filled in (``py_catalog.read_table("db.t")`` = ``pypaimon.read_table(warehouse, "db.t")``)."""
+
+    def __init__(self, oracle, warehouse: str):
+        self.oracle, self.warehouse = oracle, warehouse
+
+    def run(self, fn, *args, **kwargs):
+        """``fn(warehouse, *args, **kwargs)`` in the pypaimon worker (see PypaimonOracle.run)."""
+        return self.oracle.run(fn, self.warehouse, *args, **kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self.oracle.call(name, self.warehouse, *args, **kwargs)
+
+
+@pytest.fixture
+def py_catalog(pypaimon, warehouse):
+    """pypaimon's filesystem catalog over the same ``warehouse``, with database ``db``."""
+    cat = PyCatalog(pypaimon, warehouse)
+    cat.create_database("db")
     return cat
 
 

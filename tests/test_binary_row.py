@@ -19,18 +19,6 @@ from paimon_lab import binary_row as br
 from paimon_lab.errors import DataValidationError, UnsupportedTypeError
 from paimon_lab.types import parse_type
 
-from pypaimon.schema.data_types import AtomicType as PypaimonAtomicType
-from pypaimon.schema.data_types import DataField as PypaimonDataField
-from pypaimon.schema.schema import Schema as PypaimonSchema
-from pypaimon.schema.table_schema import TableSchema as PypaimonTableSchema
-from pypaimon.table.row.generic_row import GenericRow, GenericRowSerializer
-from pypaimon.table.row.internal_row import RowKind
-from pypaimon.write.row_key_extractor import (
-    FixedBucketRowKeyExtractor,
-    _bucket_from_hash,
-    _hash_bytes_by_words,
-)
-
 UTC = dt.timezone.utc
 
 
@@ -38,12 +26,67 @@ def types_of(*names: str) -> list:
     return [parse_type(n) for n in names]
 
 
-def pypaimon_fields(types: list) -> list:
-    return [PypaimonDataField(i, f"f{i}", PypaimonAtomicType(str(t))) for i, t in enumerate(types)]
+# ------------------------------------------------------------------ pypaimon, in its worker (tests/oracles)
+# The functions named _py_* run in the pypaimon worker (each on its own: they call no other
+# function of this module): the test sends their source, Paimon type strings and plain Python
+# values, and gets bytes or ints back, one call per batch of rows.
+
+def _py_serialize_rows(types: list[str], rows: list[list]) -> list[bytes]:
+    """pypaimon's GenericRowSerializer bytes of each row (fields f0, f1... of ``types``)."""
+    from pypaimon.schema.data_types import AtomicType, DataField
+    from pypaimon.table.row.generic_row import GenericRow, GenericRowSerializer
+    from pypaimon.table.row.internal_row import RowKind
+
+    fields = [DataField(i, f"f{i}", AtomicType(t)) for i, t in enumerate(types)]
+    return [GenericRowSerializer.to_bytes(GenericRow(list(r), fields, RowKind.INSERT)) for r in rows]
 
 
-def pypaimon_serialize(values: list, types: list) -> bytes:
-    return GenericRowSerializer.to_bytes(GenericRow(list(values), pypaimon_fields(types), RowKind.INSERT))
+def _py_hash_words(blobs: list[bytes]) -> list[int]:
+    """pypaimon's bucket hash (row_key_extractor._hash_bytes_by_words) as signed 32-bit ints."""
+    import numpy as np
+    from pypaimon.write.row_key_extractor import _hash_bytes_by_words
+
+    return [int(np.uint32(_hash_bytes_by_words(b)).view(np.int32)) for b in blobs]
+
+
+def _py_row_hashes(types: list[str], rows: list[list]) -> list[int]:
+    """The hash pypaimon buckets each row by: its bytes past the 4-byte arity, hashed by words."""
+    import numpy as np
+    from pypaimon.schema.data_types import AtomicType, DataField
+    from pypaimon.table.row.generic_row import GenericRow, GenericRowSerializer
+    from pypaimon.table.row.internal_row import RowKind
+    from pypaimon.write.row_key_extractor import _hash_bytes_by_words
+
+    fields = [DataField(i, f"f{i}", AtomicType(t)) for i, t in enumerate(types)]
+    return [int(np.uint32(_hash_bytes_by_words(GenericRowSerializer.to_bytes(
+        GenericRow(list(r), fields, RowKind.INSERT))[4:])).view(np.int32)) for r in rows]
+
+
+def _py_fixed_buckets(types: list[str], batch: pa.RecordBatch, buckets: int) -> list[int]:
+    """FixedBucketRowKeyExtractor's buckets for ``batch`` (bucket-key: every column)."""
+    from pypaimon.schema.data_types import AtomicType, DataField
+    from pypaimon.schema.schema import Schema
+    from pypaimon.schema.table_schema import TableSchema
+    from pypaimon.write.row_key_extractor import FixedBucketRowKeyExtractor
+
+    fields = [DataField(i, f"f{i}", AtomicType(t)) for i, t in enumerate(types)]
+    schema = TableSchema.from_schema(0, Schema(fields, options={
+        "bucket": str(buckets), "bucket-key": ",".join(f"f{i}" for i in range(len(types)))}))
+    return list(FixedBucketRowKeyExtractor(schema)._extract_buckets_batch(batch))
+
+
+def _py_buckets_from_hashes(hashes: list[int], buckets: int) -> list[int]:
+    from pypaimon.write.row_key_extractor import _bucket_from_hash
+
+    return [_bucket_from_hash(h & 0xFFFFFFFF, buckets) for h in hashes]
+
+
+def pypaimon_serialize(pypaimon, rows: list[list], types: list) -> list[bytes]:
+    return pypaimon.run(_py_serialize_rows, [str(t) for t in types], [list(r) for r in rows])
+
+
+def pypaimon_hashes(pypaimon, rows: list[list], types: list) -> list[int]:
+    return pypaimon.run(_py_row_hashes, [str(t) for t in types], [list(r) for r in rows])
 
 
 def is_wide(t) -> bool:
@@ -54,10 +97,6 @@ def is_wide(t) -> bool:
 def decimal_of(unscaled: int, scale: int) -> Decimal:
     sign, digits, _ = Decimal(unscaled).as_tuple()
     return Decimal((sign, digits, -scale))
-
-
-def pypaimon_hash(values: list, types: list) -> int:
-    return int(np.uint32(_hash_bytes_by_words(pypaimon_serialize(values, types)[4:])).view(np.int32))
 
 
 # ------------------------------------------------------------------ fixed examples
@@ -232,12 +271,13 @@ SAMPLES = {
 
 
 @pytest.mark.parametrize("type_name", sorted(SAMPLES))
-def test_single_field_bytes_match_pypaimon(type_name):
+def test_single_field_bytes_match_pypaimon(pypaimon, type_name):
     t = types_of(type_name)
     values = SAMPLES[type_name] + ([] if is_wide(t[0]) else [None])
-    for v in values:
+    theirs = pypaimon_serialize(pypaimon, [[v] for v in values], t)
+    for v, expected in zip(values, theirs, strict=True):
         ours = br.serialize([v], t)
-        assert ours == pypaimon_serialize([v], t), v
+        assert ours == expected, v
         decoded = br.deserialize(ours, t)[0]
         if isinstance(v, float) and v != v:
             assert decoded != decoded
@@ -247,14 +287,15 @@ def test_single_field_bytes_match_pypaimon(type_name):
             assert decoded == v
 
 
-def test_wide_row_of_every_type_matches_pypaimon():
+def test_wide_row_of_every_type_matches_pypaimon(pypaimon):
     rng = random.Random(7)
     names = sorted(SAMPLES) * 3
     t = types_of(*names)
-    for _ in range(20):
-        values = [None if not is_wide(x) and rng.random() < 0.3 else rng.choice(SAMPLES[n]) for n, x in zip(names, t)]
-        assert len(t) > 56
-        assert br.serialize(values, t) == pypaimon_serialize(values, t)
+    rows = [[None if not is_wide(x) and rng.random() < 0.3 else rng.choice(SAMPLES[n]) for n, x in zip(names, t)]
+            for _ in range(20)]
+    assert len(t) > 56
+    for values, theirs in zip(rows, pypaimon_serialize(pypaimon, rows, t), strict=True):
+        assert br.serialize(values, t) == theirs
         assert br.deserialize(br.serialize(values, t), t) == [
             struct.unpack("<f", struct.pack("<f", v))[0] if n == "FLOAT" and v is not None else v
             for n, v in zip(names, values)]
@@ -378,7 +419,7 @@ KEY_CASES = [
 
 
 @pytest.mark.parametrize("names", KEY_CASES, ids=lambda names: "+".join(names))
-def test_hash_codes_and_buckets_match_pypaimon(names):
+def test_hash_codes_and_buckets_match_pypaimon(pypaimon, names):
     rng = np.random.default_rng(len(names) * 1000 + sum(map(len, names)))
     n = 400
     types = types_of(*names)
@@ -388,20 +429,18 @@ def test_hash_codes_and_buckets_match_pypaimon(names):
 
     hashes = br.hash_codes(arrays, types)
     assert hashes.dtype == np.int32
-    assert hashes.tolist() == [pypaimon_hash(r, types) for r in rows]
+    assert hashes.tolist() == pypaimon_hashes(pypaimon, rows, types)
 
-    schema = PypaimonTableSchema.from_schema(0, PypaimonSchema(
-        pypaimon_fields(types), options={"bucket": "13", "bucket-key": ",".join(f"f{i}" for i in range(len(types)))}))
     batch = pa.RecordBatch.from_arrays(arrays, names=[f"f{i}" for i in range(len(types))])
-    expected_buckets = FixedBucketRowKeyExtractor(schema)._extract_buckets_batch(batch)
+    expected_buckets = pypaimon.run(_py_fixed_buckets, [str(t) for t in types], batch, 13)
     assert br.bucket_of(hashes, 13).tolist() == expected_buckets
 
 
-def test_hash_codes_of_string_lengths_around_the_inline_limit():
+def test_hash_codes_of_string_lengths_around_the_inline_limit(pypaimon):
     values = ["x" * k for k in range(0, 70)] + ["é" * k for k in range(0, 20)] + [None]
     random.Random(3).shuffle(values)
     t = types_of("STRING")
-    assert br.hash_codes([pa.array(values)], t).tolist() == [pypaimon_hash([v], t) for v in values]
+    assert br.hash_codes([pa.array(values)], t).tolist() == pypaimon_hashes(pypaimon, [[v] for v in values], t)
 
 
 def test_hash_codes_accepts_chunked_sliced_dictionary_and_large_arrays():
@@ -431,17 +470,17 @@ def test_hash_codes_of_empty_columns():
     assert br.hash_codes([pa.array([], pa.string())], types_of("STRING")).tolist() == []
 
 
-def test_hash_bytes_matches_pypaimon():
+def test_hash_bytes_matches_pypaimon(pypaimon):
     rng = np.random.default_rng(1)
-    for size in (0, 4, 8, 12, 64, 1000):
-        data = rng.bytes(size)
-        assert br.hash_bytes(data) == int(np.uint32(_hash_bytes_by_words(data)).view(np.int32))
+    blobs = [rng.bytes(size) for size in (0, 4, 8, 12, 64, 1000)]
+    theirs = pypaimon.run(_py_hash_words, blobs)
+    assert [br.hash_bytes(data) for data in blobs] == theirs
 
 
-def test_bucket_of_uses_java_remainder():
+def test_bucket_of_uses_java_remainder(pypaimon):
     hashes = np.array([-7, 7, 0, -(2**31), 2**31 - 1, -1], dtype=np.int32)
     for buckets in (1, 3, 4, 7, 128):
-        expected = [_bucket_from_hash(int(h) & 0xFFFFFFFF, buckets) for h in hashes]
+        expected = pypaimon.run(_py_buckets_from_hashes, hashes.tolist(), buckets)
         assert br.bucket_of(hashes, buckets).tolist() == expected
     assert br.bucket_of(hashes, 3).tolist() == [1, 1, 0, 2, 1, 1]
 
@@ -464,7 +503,7 @@ def test_hash_codes_of_a_million_rows(type_name):
         assert hashes[i] == br.hash_code([array[i].as_py()], t)
 
 
-def test_hash_codes_of_many_rows_are_hashed_in_slices_on_threads():
+def test_hash_codes_of_many_rows_are_hashed_in_slices_on_threads(pypaimon):
     """Past 2 x 2^18 rows the hashes are computed in slices on worker threads: the same values,
     in row order, as one pass; spot-checked against pypaimon's row hash."""
     rng = np.random.default_rng(11)
@@ -474,5 +513,7 @@ def test_hash_codes_of_many_rows_are_hashed_in_slices_on_threads():
     names = pa.array([f"k{i % 997}" if i % 5 else None for i in range(n)], pa.string())
     hashes = br.hash_codes([ids, names], types)
     assert hashes.tolist() == br._hash_codes([ids, names], types).tolist()
-    for i in rng.integers(0, n, 50).tolist():
-        assert hashes[i] == pypaimon_hash([ids[i].as_py(), names[i].as_py()], types)
+    picked = rng.integers(0, n, 50).tolist()
+    theirs = pypaimon_hashes(pypaimon, [[ids[i].as_py(), names[i].as_py()] for i in picked], types)
+    for i, expected in zip(picked, theirs, strict=True):
+        assert hashes[i] == expected

@@ -101,9 +101,7 @@ def test_append_delete_rewrites_only_touched_files(catalog, sample_schema):
 
 
 @pytest.mark.parametrize("dv", [False, True])
-def test_dml_results_read_identically_by_pypaimon(catalog, sample_schema, dv):
-    from pypaimon import CatalogFactory
-
+def test_dml_results_read_identically_by_pypaimon(pypaimon, catalog, sample_schema, dv):
     t = catalog.create_table("db.i", sample_schema, partition_keys=["dt"],
                              options={"deletion-vectors.enabled": str(dv).lower()})
     t.write(make_rows(30))
@@ -111,8 +109,6 @@ def test_dml_results_read_identically_by_pypaimon(catalog, sample_schema, dv):
     t.update({"name": "u"}, "id BETWEEN 10 AND 12")
     t.merge_into(pa.table({"id": pa.array([20, 77], pa.int64()), "name": ["m", "n"], "value": [1.0, 2.0],
                            "dt": ["c", "a"]}), on=["id", "dt"], matched_update=True, not_matched_insert=True)
-    py = CatalogFactory.create({"warehouse": catalog.warehouse}).get_table("db.i")
-    rb = py.new_read_builder()
-    theirs = rb.new_read().to_arrow(rb.new_scan().plan().splits()).sort_by("id").to_pylist()
+    theirs = pypaimon.read_table(catalog.warehouse, "db.i").sort_by("id").to_pylist()
     assert theirs == t.to_arrow().sort_by("id").to_pylist()
     assert len(theirs) == 26

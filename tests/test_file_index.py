@@ -322,15 +322,14 @@ def build_default_version():
     return read_file_index(build_file_index(t, {"file-index.bitmap.columns": "x"}, [F("x", "INT")]))["x"][BITMAP]
 
 
-def test_bitmap_strings_multi_null_and_hashmap_body_order():
+def test_bitmap_strings_multi_null_and_hashmap_body_order(pypaimon):
     # values "b" rows {0,2}, "a" rows {1,3}; nulls {4,5} (multi-row null bitmap goes first)
     t = pa.table({"s": ["b", "a", "b", "a", None, None]})
     opts = {"file-index.bitmap.columns": "s", "file-index.bitmap.s.version": "1"}
     payload = read_file_index(build_file_index(t, opts, [F("s", "STRING")]))["s"][BITMAP]
     null_b, a_b, b_b = spec_roaring([4, 5]), spec_roaring([1, 3]), spec_roaring([0, 2])
     # BinaryString.hashCode is Murmur3 (seed 42) over the UTF-8 bytes; check the body order
-    from pypaimon.globalindex.btree.bloom_filter import murmur_hash_bytes
-    order = java_hashmap_order([murmur_hash_bytes(b"b"), murmur_hash_bytes(b"a")])
+    order = java_hashmap_order(pypaimon.run(_py_murmur, [b"b", b"a"]))
     keys = [b"b", b"a"]
     bitmaps = {b"a": a_b, b"b": b_b}
     head = struct.pack(">bii?", 1, 6, 2, True) + struct.pack(">i", 0)
@@ -502,32 +501,56 @@ def test_reader_ignores_unknown_columns_and_ops():
 
 # ------------------------------------------------------------------ pypaimon as a peer
 
-def test_pypaimon_reads_and_writes_the_same_roaring_bitmaps():
+# The _py_* functions run in the pypaimon worker (tests/oracles): their source is sent there.
+
+def _py_murmur(values: list[bytes]) -> list[int]:
+    """pypaimon's Murmur3 (seed 42) of each value, as Java's BinaryString.hashCode."""
+    from pypaimon.globalindex.btree.bloom_filter import murmur_hash_bytes
+
+    return [murmur_hash_bytes(v) for v in values]
+
+
+def _py_roaring(ours: list[bytes], values: list[list[int]]) -> tuple[list[list[int]], list[bytes]]:
+    """pypaimon's RoaringBitmap: what it reads from each of ``ours``; what it writes for each of
+    ``values`` (added one value at a time)."""
     from pypaimon.utils.roaring_bitmap import RoaringBitmap
-    rnd = random.Random(2)
-    for _ in range(50):
-        vals = sorted(set(rnd.randrange(200_000) for _ in range(rnd.randrange(1, 3000))))
-        ours = fbitmap.serialize_roaring(vals)
-        assert RoaringBitmap.deserialize(ours).to_list() == vals
+
+    read = [RoaringBitmap.deserialize(data).to_list() for data in ours]
+    written = []
+    for vals in values:
         theirs = RoaringBitmap()
         for v in vals:
             theirs.add(v)
-        data = theirs.serialize()
+        written.append(theirs.serialize())
+    return read, written
+
+
+def _py_data_file_meta_fields() -> dict:
+    from pypaimon.manifest.schema.data_file_meta import DATA_FILE_META_SCHEMA
+
+    return {f["name"]: f["type"] for f in DATA_FILE_META_SCHEMA["fields"]}
+
+
+def test_pypaimon_reads_and_writes_the_same_roaring_bitmaps(pypaimon):
+    rnd = random.Random(2)
+    cases = [sorted(set(rnd.randrange(200_000) for _ in range(rnd.randrange(1, 3000)))) for _ in range(50)]
+    ours = [fbitmap.serialize_roaring(vals) for vals in cases]
+    read, written = pypaimon.run(_py_roaring, ours, cases)
+    for vals, theirs_read, data in zip(cases, read, written, strict=True):
+        assert theirs_read == vals
         assert list(fbitmap.deserialize_roaring(data, 0)) == vals
         assert fbitmap.roaring_size(data + b"junk", 0) == len(data)
 
 
-def test_binary_string_hash_matches_pypaimon_murmur():
-    from pypaimon.globalindex.btree.bloom_filter import murmur_hash_bytes
+def test_binary_string_hash_matches_pypaimon_murmur(pypaimon):
     rnd = random.Random(3)
     vals = [bytes(rnd.getrandbits(8) for _ in range(rnd.randrange(0, 40))) for _ in range(300)]
     got = fbitmap._murmur_java(pa.array(vals, pa.binary()))
-    assert [int(x) & 0xFFFFFFFF for x in got] == [murmur_hash_bytes(v) & 0xFFFFFFFF for v in vals]
+    assert [int(x) & 0xFFFFFFFF for x in got] == [h & 0xFFFFFFFF for h in pypaimon.run(_py_murmur, vals)]
 
 
-def test_pypaimon_manifest_schema_carries_index_fields():
-    from pypaimon.manifest.schema.data_file_meta import DATA_FILE_META_SCHEMA
-    fields = {f["name"]: f["type"] for f in DATA_FILE_META_SCHEMA["fields"]}
+def test_pypaimon_manifest_schema_carries_index_fields(pypaimon):
+    fields = pypaimon.run(_py_data_file_meta_fields)
     assert fields["_EMBEDDED_FILE_INDEX"] == ["null", "bytes"]
     assert "_EXTRA_FILES" in fields
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -321,7 +319,14 @@ def _hash_entry(name, part=b"", bucket=0, kind=ADD, rows=10):
     return IndexManifestEntry(kind, part or binary_row.EMPTY, bucket, IndexFileMeta.for_hash(name, rows * 4, rows))
 
 
-def test_index_manifest_schema_is_javas():
+def _py_index_manifest_schema() -> dict:
+    """pypaimon's index manifest Avro schema (runs in the pypaimon worker, tests/oracles)."""
+    from pypaimon.manifest.index_manifest_file import INDEX_MANIFEST_ENTRY_SCHEMA
+
+    return INDEX_MANIFEST_ENTRY_SCHEMA
+
+
+def test_index_manifest_schema_is_javas(pypaimon):
     s = INDEX_MANIFEST_SCHEMA
     assert s["name"] == "org.apache.paimon.avro.generated.record"
     fields = {f["name"]: f["type"] for f in s["fields"]}
@@ -341,7 +346,7 @@ def test_index_manifest_schema_is_javas():
     gi = fields["_GLOBAL_INDEX"]
     assert gi[0] == "null" and gi[1]["name"] == "org.apache.paimon.avro.generated.record__GLOBAL_INDEX"
     # same field names and Avro types as pypaimon's schema (record names differ; see report)
-    from pypaimon.manifest.index_manifest_file import INDEX_MANIFEST_ENTRY_SCHEMA as PY
+    PY = pypaimon.run(_py_index_manifest_schema)
 
     def shape(t):
         if isinstance(t, list):
@@ -445,26 +450,151 @@ def test_commit_index_changes_is_cumulative(tmp_path):
 
 # ------------------------------------------------------------------ interop with pypaimon
 
-@pytest.fixture
-def py_io():
+# The _py_* functions below run in the pypaimon worker (tests/oracles): their source is sent
+# there with plain arguments (paths, bytes, ints, tuples); each one stands alone.
+
+def _py_read_dvs(path: str, metas: list[tuple]) -> list[tuple[int, list[int]]]:
+    """(cardinality, positions) pypaimon reads for each (offset, length, cardinality) of ``path``."""
+    from pypaimon.deletionvectors.deletion_vector import DeletionVector
     from pypaimon.filesystem.local_file_io import LocalFileIO
-    return LocalFileIO()
-
-
-def _py_fields():
-    from pypaimon.schema.data_types import AtomicType, DataField
-    return [DataField(0, "dt", AtomicType("STRING")), DataField(1, "n", AtomicType("INT"))]
-
-
-def _py_table(root: str, py_io, fields):
-    return SimpleNamespace(table_path=root, file_io=py_io, partition_keys_fields=fields,
-                           options=SimpleNamespace(manifest_compression=lambda: "zstd"))
-
-
-def test_pypaimon_reads_our_deletion_vectors(tmp_path, py_io):
-    from pypaimon.deletionvectors.deletion_vector import DeletionVector as PyDV
     from pypaimon.table.source.deletion_file import DeletionFile
 
+    io = LocalFileIO()
+    out = []
+    for offset, length, cardinality in metas:
+        dv = DeletionVector.read(io, DeletionFile(path, offset, length, cardinality))
+        out.append((dv.get_cardinality(), list(dv.bit_map())))
+    return out
+
+
+def _py_serialize_dvs(cases: list[list[int]]) -> list[bytes]:
+    """pypaimon's BitmapDeletionVector bytes for each list of deleted positions."""
+    from pypaimon.deletionvectors.bitmap_deletion_vector import BitmapDeletionVector
+
+    out = []
+    for values in cases:
+        dv = BitmapDeletionVector()
+        for v in values:
+            dv.delete(v)
+        out.append(dv.serialize())
+    return out
+
+
+def _py_write_dv_index(directory: str, vectors: dict[str, list[int]]) -> dict:
+    """pypaimon writes a DV index file of ``vectors`` into ``directory`` (through
+    TableDeleteByRowId._write_deletion_vector_index on a stand-in table); returns the entry's
+    numbers and ranges."""
+    import os
+    from types import SimpleNamespace
+
+    from pypaimon.deletionvectors.bitmap_deletion_vector import BitmapDeletionVector
+    from pypaimon.filesystem.local_file_io import LocalFileIO
+    from pypaimon.table.row.generic_row import GenericRow
+    from pypaimon.write.table_delete import TableDeleteByRowId
+
+    written = {}
+
+    def new_bucket_index_path(partition, bucket, file_name):
+        written["path"] = os.path.join(directory, file_name)
+        return written["path"], False
+
+    fake = SimpleNamespace(file_io=LocalFileIO(), table=SimpleNamespace(
+        path_factory=lambda: SimpleNamespace(new_bucket_index_path=new_bucket_index_path)))
+    dvs = {}
+    for name, values in vectors.items():
+        dvs[name] = BitmapDeletionVector()
+        for v in values:
+            dvs[name].delete(v)
+    entry = TableDeleteByRowId._write_deletion_vector_index(fake, GenericRow([], []), 0, dvs)
+    return {"path": written["path"], "file_size": entry.index_file.file_size,
+            "row_count": entry.index_file.row_count,
+            "ranges": [(m.data_file_name, m.offset, m.length, m.cardinality)
+                       for m in entry.index_file.dv_ranges.values()]}
+
+
+def _py_index_manifest(root: str, entries: list[dict], read_name: str | None = None):
+    """pypaimon's IndexManifestEntry for each of ``entries`` (plain fields of ours, see
+    ``_plain_entry``; partitions (dt STRING, n INT)). With ``read_name``: compare them with what
+    pypaimon's IndexManifestFile reads from that manifest (the count read, a tuple of checks per entry).
+    Without: write them with IndexManifestFile and return the new manifest's name."""
+    from types import SimpleNamespace
+
+    from pypaimon.filesystem.local_file_io import LocalFileIO
+    from pypaimon.globalindex.global_index_meta import GlobalIndexMeta
+    from pypaimon.index.deletion_vector_meta import DeletionVectorMeta
+    from pypaimon.index.index_file_meta import IndexFileMeta
+    from pypaimon.manifest.index_manifest_entry import IndexManifestEntry
+    from pypaimon.manifest.index_manifest_file import IndexManifestFile
+    from pypaimon.schema.data_types import AtomicType, DataField
+    from pypaimon.table.row.generic_row import GenericRowDeserializer
+
+    fields = [DataField(0, "dt", AtomicType("STRING")), DataField(1, "n", AtomicType("INT"))]
+
+    def entry(e):
+        ranges = None if e["dv_ranges"] is None else {r[0]: DeletionVectorMeta(*r) for r in e["dv_ranges"]}
+        gim = None if e["global_index"] is None else GlobalIndexMeta(*e["global_index"])
+        return IndexManifestEntry(e["kind"], GenericRowDeserializer.from_bytes(e["partition"], fields), e["bucket"],
+                                  IndexFileMeta(e["index_type"], e["file_name"], e["file_size"], e["row_count"],
+                                                ranges, e["external_path"], gim))
+
+    table = SimpleNamespace(table_path=root, file_io=LocalFileIO(), partition_keys_fields=fields,
+                            options=SimpleNamespace(manifest_compression=lambda: "zstd"))
+    expected = [entry(e) for e in entries]
+    if read_name is None:
+        return IndexManifestFile(table).write(expected)
+    read = IndexManifestFile(table).read(read_name)
+    return {"count": len(read), "checks": [
+        (py == exp, py.index_file.dv_ranges == exp.index_file.dv_ranges, py.index_file.external_path,
+         py.index_file.global_index_meta == exp.index_file.global_index_meta,
+         py.partition.values == exp.partition.values, repr(py), repr(exp))
+        for py, exp in zip(read, expected)]}
+
+
+def _py_hash_index(path: str, directory: str, hashes: list[int]) -> dict:
+    """pypaimon's HASH index: the hashes it reads from ``path`` (dynamic_bucket._iter_hashes), and
+    the file DynamicBucketIndexMaintainer._write_index writes for ``hashes`` into ``directory``."""
+    import os
+    from types import SimpleNamespace
+
+    from pypaimon.filesystem.local_file_io import LocalFileIO
+    from pypaimon.index.dynamic_bucket import DynamicBucketIndexMaintainer, _iter_hashes
+
+    io = LocalFileIO()
+    entry = SimpleNamespace(partition=SimpleNamespace(values=[]), bucket=0,
+                            index_file=SimpleNamespace(file_name=os.path.basename(path)))
+    table = SimpleNamespace(file_io=io, path_factory=lambda: SimpleNamespace(
+        bucket_index_path=lambda partition, bucket, meta, file_io: path))
+    read = list(_iter_hashes(table, entry))
+
+    out = {}
+
+    def new_bucket_index_path(partition, bucket, file_name):
+        out["path"] = os.path.join(directory, file_name)
+        return out["path"], False
+
+    io.check_or_mkdirs(directory)
+    fake = SimpleNamespace(_new_paths=[], table=SimpleNamespace(
+        file_io=io, partition_keys_fields=[],
+        path_factory=lambda: SimpleNamespace(new_bucket_index_path=new_bucket_index_path)))
+    py_entry = DynamicBucketIndexMaintainer._write_index(fake, (), 0, set(hashes))
+    return {"read": read, "path": out["path"], "row_count": py_entry.index_file.row_count,
+            "index_type": py_entry.index_file.index_type}
+
+
+def _plain_entry(e: IndexManifestEntry) -> dict:
+    """Our entry's fields as plain values, for _py_index_manifest."""
+    f, g = e.index_file, e.index_file.global_index
+    return {"kind": e.kind, "partition": e.partition, "bucket": e.bucket, "index_type": f.index_type,
+            "file_name": f.file_name, "file_size": f.file_size, "row_count": f.row_count,
+            "dv_ranges": None if f.dv_ranges is None else [
+                (m.data_file_name, m.offset, m.length, m.cardinality) for m in f.dv_ranges],
+            "external_path": f.external_path,
+            "global_index": None if g is None else (
+                g.row_range_start, g.row_range_end, g.index_field_id,
+                list(g.extra_field_ids) if g.extra_field_ids else None, g.index_meta, g.source_meta)}
+
+
+def test_pypaimon_reads_our_deletion_vectors(tmp_path, pypaimon):
     rng = np.random.default_rng(7)
     vectors = {
         "data-0.parquet": DeletionVector([1, 5, 100]),
@@ -475,20 +605,17 @@ def test_pypaimon_reads_our_deletion_vectors(tmp_path, py_io):
     data, metas = write_dv_index(vectors)
     path = tmp_path / "index-x-0"
     path.write_bytes(data)
-    for name, meta in metas.items():
-        py = PyDV.read(py_io, DeletionFile(str(path), meta.offset, meta.length, meta.cardinality))
-        assert py.get_cardinality() == vectors[name].cardinality
-        assert list(py.bit_map()) == vectors[name].to_numpy().tolist()
+    names = list(metas)
+    theirs = pypaimon.run(_py_read_dvs, str(path), [(metas[n].offset, metas[n].length, metas[n].cardinality)
+                                                    for n in names])
+    for name, (cardinality, positions) in zip(names, theirs, strict=True):
+        assert cardinality == vectors[name].cardinality
+        assert positions == vectors[name].to_numpy().tolist()
 
 
-def test_we_read_pypaimon_deletion_vectors():
-    from pypaimon.deletionvectors.bitmap_deletion_vector import BitmapDeletionVector
-
-    for values in ([], [1, 5, 100], list(range(0, 10)), list(range(0, 20000, 3)), [2**16, 2**31 - 1]):
-        py = BitmapDeletionVector()
-        for v in values:
-            py.delete(v)
-        data = py.serialize()
+def test_we_read_pypaimon_deletion_vectors(pypaimon):
+    cases = [[], [1, 5, 100], list(range(0, 10)), list(range(0, 20000, 3)), [2**16, 2**31 - 1]]
+    for values, data in zip(cases, pypaimon.run(_py_serialize_dvs, cases), strict=True):
         ours = DeletionVector.deserialize(data)
         assert ours.to_numpy().tolist() == sorted(values)
         # pypaimon does not run-optimize; Java and we do. Same bytes whenever no run helps.
@@ -496,32 +623,13 @@ def test_we_read_pypaimon_deletion_vectors():
             assert data == DeletionVector(values).serialize()
 
 
-def test_we_read_pypaimon_dv_index_file(tmp_path, py_io):
-    from pypaimon.deletionvectors.bitmap_deletion_vector import BitmapDeletionVector
-    from pypaimon.table.row.generic_row import GenericRow
-    from pypaimon.write.table_delete import TableDeleteByRowId
-
-    written = {}
-
-    def new_bucket_index_path(partition, bucket, file_name):
-        written["path"] = str(tmp_path / file_name)
-        return written["path"], False
-
-    fake = SimpleNamespace(file_io=py_io, table=SimpleNamespace(
-        path_factory=lambda: SimpleNamespace(new_bucket_index_path=new_bucket_index_path)))
-
+def test_we_read_pypaimon_dv_index_file(tmp_path, pypaimon):
     def py_write(expected):
-        dvs = {}
-        for name, values in expected.items():
-            dvs[name] = BitmapDeletionVector()
-            for v in values:
-                dvs[name].delete(v)
-        entry = TableDeleteByRowId._write_deletion_vector_index(fake, GenericRow([], []), 0, dvs)
-        data = open(written["path"], "rb").read()
-        assert entry.index_file.file_size == len(data) and data[0] == 1
-        assert entry.index_file.row_count == len(expected)
-        metas = [DeletionVectorMeta(m.data_file_name, m.offset, m.length, m.cardinality)
-                 for m in entry.index_file.dv_ranges.values()]
+        got = pypaimon.run(_py_write_dv_index, str(tmp_path), expected)
+        data = open(got["path"], "rb").read()
+        assert got["file_size"] == len(data) and data[0] == 1
+        assert got["row_count"] == len(expected)
+        metas = [DeletionVectorMeta(*m) for m in got["ranges"]]
         back = read_dv_index(data, metas)
         assert {k: v.to_numpy().tolist() for k, v in back.items()} == expected
         return data, metas
@@ -532,24 +640,6 @@ def test_we_read_pypaimon_dv_index_file(tmp_path, py_io):
     data, metas = py_write(expected)
     ours, our_metas = write_dv_index({k: DeletionVector(expected[k]) for k in sorted(expected)})
     assert data == ours and metas == list(our_metas.values())
-
-
-def _py_entry_from_ours(e: IndexManifestEntry, fields):
-    from pypaimon.globalindex.global_index_meta import GlobalIndexMeta as PyGIM
-    from pypaimon.index.deletion_vector_meta import DeletionVectorMeta as PyDVM
-    from pypaimon.index.index_file_meta import IndexFileMeta as PyIFM
-    from pypaimon.manifest.index_manifest_entry import IndexManifestEntry as PyIME
-    from pypaimon.table.row.generic_row import GenericRowDeserializer
-
-    f = e.index_file
-    ranges = None if f.dv_ranges is None else {
-        m.data_file_name: PyDVM(m.data_file_name, m.offset, m.length, m.cardinality) for m in f.dv_ranges}
-    gim = None if f.global_index is None else PyGIM(
-        f.global_index.row_range_start, f.global_index.row_range_end, f.global_index.index_field_id,
-        list(f.global_index.extra_field_ids) if f.global_index.extra_field_ids else None,
-        f.global_index.index_meta, f.global_index.source_meta)
-    return PyIME(e.kind, GenericRowDeserializer.from_bytes(e.partition, fields), e.bucket,
-                 PyIFM(f.index_type, f.file_name, f.file_size, f.row_count, ranges, f.external_path, gim))
 
 
 def _interop_entries():
@@ -563,60 +653,36 @@ def _interop_entries():
     ]
 
 
-def test_pypaimon_reads_our_index_manifest(tmp_path, py_io):
-    from pypaimon.manifest.index_manifest_file import IndexManifestFile
-
-    fields = _py_fields()
+def test_pypaimon_reads_our_index_manifest(tmp_path, pypaimon):
     root = str(tmp_path / "t")
     entries = _interop_entries()
     write_index_manifest(FileIO(root), f"{root}/manifest/index-manifest-u-0", entries)
-    py_entries = IndexManifestFile(_py_table(root, py_io, fields)).read("index-manifest-u-0")
-    assert len(py_entries) == len(entries)
-    for ours, py in zip(entries, py_entries):
-        expected = _py_entry_from_ours(ours, fields)
-        assert py == expected  # kind, partition values, bucket, file name/size/rows/type
-        assert py.index_file.dv_ranges == expected.index_file.dv_ranges
-        assert py.index_file.external_path == ours.index_file.external_path
-        assert py.index_file.global_index_meta == expected.index_file.global_index_meta
-        assert py.partition.values == expected.partition.values
+    got = pypaimon.run(_py_index_manifest, root, [_plain_entry(e) for e in entries], "index-manifest-u-0")
+    assert got["count"] == len(entries)
+    for ours, checks in zip(entries, got["checks"], strict=True):
+        same, same_ranges, external_path, same_gim, same_partition, py, expected = checks
+        assert same, (py, expected)  # kind, partition values, bucket, file name/size/rows/type
+        assert same_ranges, (py, expected)
+        assert external_path == ours.index_file.external_path
+        assert same_gim, (py, expected)
+        assert same_partition, (py, expected)
 
 
-def test_we_read_pypaimon_index_manifest(tmp_path, py_io):
-    from pypaimon.manifest.index_manifest_file import IndexManifestFile
-
-    fields = _py_fields()
+def test_we_read_pypaimon_index_manifest(tmp_path, pypaimon):
     root = str(tmp_path / "t")
     entries = _interop_entries()
-    name = IndexManifestFile(_py_table(root, py_io, fields)).write(
-        [_py_entry_from_ours(e, fields) for e in entries])
+    name = pypaimon.run(_py_index_manifest, root, [_plain_entry(e) for e in entries])
     assert name.startswith("index-manifest-")
     back = read_index_manifest(FileIO(root), f"{root}/manifest/{name}")
     assert back == entries
 
 
-def test_hash_index_interop_with_pypaimon(tmp_path, py_io):
-    from pypaimon.index.dynamic_bucket import DynamicBucketIndexMaintainer, _iter_hashes
-
+def test_hash_index_interop_with_pypaimon(tmp_path, pypaimon):
     hashes = np.array([5, -7, 2**31 - 1, -(2**31), 123456789], dtype=np.int32)
     path = tmp_path / "index-h-0"
     path.write_bytes(write_hash_index(hashes))
-    entry = SimpleNamespace(partition=SimpleNamespace(values=[]), bucket=0,
-                            index_file=SimpleNamespace(file_name=path.name))
-    table = SimpleNamespace(file_io=py_io, path_factory=lambda: SimpleNamespace(
-        bucket_index_path=lambda partition, bucket, meta, file_io: str(path)))
-    assert list(_iter_hashes(table, entry)) == hashes.tolist()
-
-    out = {}
-
-    def new_bucket_index_path(partition, bucket, file_name):
-        out["path"] = str(tmp_path / file_name)
-        return out["path"], False
-
-    py_io.check_or_mkdirs(str(tmp_path))
-    fake = SimpleNamespace(_new_paths=[], table=SimpleNamespace(
-        file_io=py_io, partition_keys_fields=[],
-        path_factory=lambda: SimpleNamespace(new_bucket_index_path=new_bucket_index_path)))
-    py_entry = DynamicBucketIndexMaintainer._write_index(fake, (), 0, set(hashes.tolist()))
-    data = open(out["path"], "rb").read()
+    got = pypaimon.run(_py_hash_index, str(path), str(tmp_path), hashes.tolist())
+    assert got["read"] == hashes.tolist()
+    data = open(got["path"], "rb").read()
     assert sorted(read_hash_index(data).tolist()) == sorted(hashes.tolist())
-    assert py_entry.index_file.row_count == len(hashes) and py_entry.index_file.index_type == "HASH"
+    assert got["row_count"] == len(hashes) and got["index_type"] == "HASH"

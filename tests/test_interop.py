@@ -16,7 +16,7 @@ import math
 import os
 import tempfile
 from decimal import Decimal
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import fastavro
 import pyarrow as pa
@@ -88,48 +88,23 @@ class LabEngine:
 
 
 class PyEngine:
-    """pypaimon behind the same interface."""
+    """pypaimon behind the same interface, through the oracle worker (conftest's ``PyCatalog``).
+
+    Predicates are Python expressions over pypaimon's predicate builder ``pb`` (and ``dt``,
+    ``Decimal``, ``UTC`` and ``predicate_vars``), evaluated in the worker."""
 
     name = "py"
 
     def __init__(self, catalog):
         self.cat = catalog
 
-    def table(self, ident: str, options: dict[str, str] | None = None):
-        """A fresh table object (pypaimon tables pin their schema and options when loaded)."""
-        t = self.cat.get_table(ident)
-        return t.copy(options) if options else t
-
     def create(self, ident: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
                options: dict | None = None) -> None:
-        from pypaimon import Schema
-
-        self.cat.create_table(ident, Schema.from_pyarrow_schema(
-            schema, partition_keys=list(partition_keys) or None, options=dict(options or {})), False)
+        self.cat.create_table(ident, schema, partition_keys=list(partition_keys), options=dict(options or {}))
 
     def _commit(self, ident: str, batches: Sequence[pa.Table], overwrite: bool | dict) -> int | None:
-        t = self.table(ident)
-        wb = t.new_batch_write_builder()
-        if overwrite is True:
-            wb.overwrite()
-        elif isinstance(overwrite, dict):
-            wb.overwrite(overwrite)
-        # pypaimon limitation: write_arrow demands exactly the table's Arrow schema (it will not
-        # take fixed_size_binary(4) for BINARY(4), which it reads back as binary), so cast first.
-        from pypaimon.schema.data_types import PyarrowFieldParser
-
-        target = PyarrowFieldParser.from_paimon_schema(t.fields)
-        w = wb.new_write()
-        c = wb.new_commit()
-        try:
-            for b in batches:
-                w.write_arrow(b.cast(target) if b.schema != target else b)
-            c.commit(w.prepare_commit())
-        finally:
-            w.close()
-            c.close()
-        latest = self.table(ident).snapshot_manager().get_latest_snapshot()
-        return latest.id if latest else None
+        # the worker casts to the table's own Arrow schema first (pypaimon's write_arrow demands it)
+        return self.cat.write_table(ident, list(batches), overwrite)
 
     def write(self, ident: str, data: pa.Table, overwrite: bool | dict = False) -> int | None:
         return self._commit(ident, [data], overwrite)
@@ -137,48 +112,31 @@ class PyEngine:
     def write_batches(self, ident: str, batches: Sequence[pa.Table]) -> int | None:
         return self._commit(ident, batches, False)
 
-    def _read_builder(self, ident: str, snapshot_id=None, tag=None, timestamp_millis=None):
-        opts = {}
-        if snapshot_id is not None:
-            opts["scan.snapshot-id"] = str(snapshot_id)
-        if tag is not None:
-            opts["scan.tag-name"] = tag
-        if timestamp_millis is not None:
-            opts["scan.timestamp-millis"] = str(timestamp_millis)
-        return self.table(ident, opts).new_read_builder()
-
     def read(self, ident: str, *, columns: Sequence[str] | None = None, snapshot_id: int | None = None,
              tag: str | None = None, timestamp_millis: int | None = None,
-             predicate: Callable | None = None) -> pa.Table:
-        rb = self._read_builder(ident, snapshot_id, tag, timestamp_millis)
-        if predicate is not None:
-            rb = rb.with_filter(predicate(rb.new_predicate_builder()))
-        if columns is not None:
-            rb = rb.with_projection(list(columns))
-        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+             predicate: str | None = None, predicate_vars: dict | None = None) -> pa.Table:
+        return self.cat.read_table(ident, columns=None if columns is None else list(columns),
+                                   snapshot_id=snapshot_id, tag=tag, timestamp_millis=timestamp_millis,
+                                   predicate=predicate, predicate_vars=predicate_vars)
 
     def snapshots(self, ident: str) -> list[tuple]:
-        return [(s.id, s.commit_kind, s.total_record_count, s.delta_record_count)
-                for s in self.table(ident).snapshot_manager().list_snapshots()]
+        return [s[:4] for s in self.cat.snapshots(ident)]
 
     def snapshot_times(self, ident: str) -> dict[int, int]:
-        return {s.id: s.time_millis for s in self.table(ident).snapshot_manager().list_snapshots()}
+        return {s[0]: s[4] for s in self.cat.snapshots(ident)}
 
     def create_tag(self, ident: str, name: str, snapshot_id: int) -> None:
-        self.table(ident).create_tag(name, snapshot_id)
+        self.cat.create_tag(ident, name, snapshot_id)
 
     def tags(self, ident: str) -> dict[str, int]:
-        t = self.table(ident)
-        return {n: t.tag_manager().get(n).id for n in t.list_tags()}
+        return self.cat.tags(ident)
 
     def buckets(self, ident: str, key: str = "id") -> dict[Any, int]:
-        rb = self.table(ident).new_read_builder()
         out: dict[Any, int] = {}
-        for split in rb.new_scan().plan().splits():
-            rows = rb.new_read().to_arrow([split])
+        for bucket, rows in self.cat.read_splits(ident):
             for k in rows.column(key).to_pylist():
                 assert k not in out, f"row {k!r} read twice"
-                out[k] = split.bucket
+                out[k] = bucket
         return out
 
 
@@ -363,9 +321,6 @@ def test_char_varchar_varbinary_time(engines, warehouse, creator):
     paimon_lab creates tables only from Arrow schemas, so it makes TIME but not CHAR/VARCHAR(n);
     pypaimon's Schema takes Paimon types directly. Both engines write into the table either way.
     """
-    from pypaimon import Schema
-    from pypaimon.schema.data_types import AtomicType, DataField
-
     types = {"id": "INT", "v": "VARCHAR(10)", "c": "CHAR(3)", "t": "TIME(3)", "vb": "VARBINARY(8)"}
     if creator == "lab":
         types.update(v="STRING", c="STRING", vb="BYTES")  # the Arrow-expressible equivalents
@@ -373,9 +328,8 @@ def test_char_varchar_varbinary_time(engines, warehouse, creator):
                                                  ("t", pa.time32("ms")), ("vb", pa.binary())]),
                               partition_keys=["c", "t"])
     else:
-        engines["py"].cat.create_table("db.t", Schema(
-            fields=[DataField(i, n, AtomicType(t)) for i, (n, t) in enumerate(types.items())],
-            partition_keys=["c", "t"]), False)
+        engines["py"].cat.create_table("db.t", partition_keys=["c", "t"],  # pypaimon Schema(fields=...)
+                                       fields=[(i, n, t) for i, (n, t) in enumerate(types.items())])
     assert [str(f.type) for f in engines["lab"].cat.get_table("db.t").schema.fields] == list(types.values())
     data = pa.table({
         "id": pa.array([1, 2, 3, 4], pa.int32()),
@@ -390,11 +344,17 @@ def test_char_varchar_varbinary_time(engines, warehouse, creator):
     assert_same(engines["lab"].read("db.t", columns=["id", "t"]), data.select(["id", "t"]))
 
 
+def _py_schema_view(warehouse, ident):
+    """(Arrow schema, partition keys, options) of a table as pypaimon loads it (runs in the worker)."""
+    from pypaimon.schema.data_types import PyarrowFieldParser
+
+    t = table(warehouse, ident)  # noqa: F821 - the worker's operation
+    return PyarrowFieldParser.from_paimon_schema(t.fields), list(t.partition_keys), dict(t.options.options.to_map())
+
+
 def test_schema_files_read_alike(engines):
     """Each engine sees the same columns, types, descriptions, keys and options in a table created
     by either engine (schema-0 is the only file before any write)."""
-    from pypaimon.schema.data_types import PyarrowFieldParser
-
     atomic, _, read_schema = atomic_table("parquet")
     nested = nested_table("parquet", "lab").schema
     schema = pa.schema(list(atomic) + list(nested)[1:])
@@ -405,16 +365,15 @@ def test_schema_files_read_alike(engines):
         engines[w].create(f"db.{w}", schema, partition_keys=["s", "date"], options=options)
     for w in ("lab", "py"):
         lab_view = engines["lab"].cat.get_table(f"db.{w}")
-        py_view = engines["py"].table(f"db.{w}")
-        for view, arrow in (("lab", lab_view.schema.arrow_schema()),
-                            ("py", PyarrowFieldParser.from_paimon_schema(py_view.fields))):
+        py_arrow, py_partition_keys, py_options = engines["py"].cat.run(_py_schema_view, f"db.{w}")
+        for view, arrow in (("lab", lab_view.schema.arrow_schema()), ("py", py_arrow)):
             assert arrow.names == expected.names
             for f in expected:
                 assert arrow.field(f.name).type == f.type, (w, view, f.name)
             assert arrow.field("b").metadata == {b"description": "ein Schalter ✓".encode()}, (w, view)
-        assert list(lab_view.partition_keys) == list(py_view.partition_keys) == ["s", "date"]
+        assert list(lab_view.partition_keys) == py_partition_keys == ["s", "date"]
         for k, v in options.items():
-            assert lab_view.options[k] == v and py_view.options.options.to_map()[k] == v, (w, k)
+            assert lab_view.options[k] == v and py_options[k] == v, (w, k)
 
 
 # ====================================================================== 2. partitions
@@ -498,14 +457,14 @@ def test_float_partition_paths(engines, warehouse, key):
 @example(values=[" ", "..", ".", "=", "%41", "\x00", "\x7f", "\u00e9\u0301", "\n"])
 @given(values=st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
                        min_size=1, max_size=4, unique=True))
-def test_partition_paths_property(values):
+def test_partition_paths_property(pypaimon, values):
     """Arbitrary string partition values: same directories on both sides, rows readable both ways."""
+    from conftest import PyCatalog
     from paimon_lab import Catalog
-    from pypaimon import CatalogFactory
 
     data = pa.table({"id": pa.array(range(len(values)), pa.int64()), "s": pa.array(values, pa.string())})
     with tempfile.TemporaryDirectory() as wh:
-        engines = {"lab": LabEngine(Catalog(wh)), "py": PyEngine(CatalogFactory.create({"warehouse": wh}))}
+        engines = {"lab": LabEngine(Catalog(wh)), "py": PyEngine(PyCatalog(pypaimon, wh))}
         engines["lab"].cat.create_database("db", ignore_if_exists=True)
         for w in ("lab", "py"):
             engines[w].create(f"db.{w}", data.schema, partition_keys=["s"])
@@ -524,34 +483,32 @@ def test_partition_filter_on_escaped_values(engines, writer):
     for value in ("a/b", "x:y", "a b", "ü%=?", "{x}[y]*'\""):
         literal = value.replace("'", "''")
         assert_same(lab.to_arrow(filter=f"s = '{literal}'"), data.filter(pc.field("s") == value))
-        assert_same(engines["py"].read("db.t", predicate=lambda pb, v=value: pb.equal("s", v)),
+        assert_same(engines["py"].read("db.t", predicate="pb.equal('s', v)", predicate_vars={"v": value}),
                     data.filter(pc.field("s") == value))
     assert_same(lab.to_arrow(filter="s IS NULL"), data.filter(pc.field("s").is_null()))
     assert_same(lab.to_arrow(filter="d IS NULL AND s IS NOT NULL"),
                 data.filter(pc.field("d").is_null() & pc.field("s").is_valid()))
-    assert_same(engines["py"].read("db.t", predicate=lambda pb: pb.is_null("d")),
+    assert_same(engines["py"].read("db.t", predicate="pb.is_null('d')"),
                 data.filter(pc.field("d").is_null()))
 
 
 PARTITION_FILTERS = [
-    # (partition keys, paimon_lab filter, pypaimon predicate, Arrow expression)
-    (["n", "ts"], "n = 1", lambda pb: pb.equal("n", 1), pc.field("n") == 1),
-    (["n", "ts"], "n IS NULL OR n < 0", lambda pb: pb.or_predicates([pb.is_null("n"), pb.less_than("n", 0)]),
+    # (partition keys, paimon_lab filter, pypaimon predicate over its builder pb, Arrow expression)
+    (["n", "ts"], "n = 1", "pb.equal('n', 1)", pc.field("n") == 1),
+    (["n", "ts"], "n IS NULL OR n < 0", "pb.or_predicates([pb.is_null('n'), pb.less_than('n', 0)])",
      pc.field("n").is_null() | (pc.field("n") < 0)),
     (["n", "ts"], "ts = '2024-01-01 01:02:03.120'",
-     lambda pb: pb.equal("ts", dt.datetime(2024, 1, 1, 1, 2, 3, 120000)),
+     "pb.equal('ts', dt.datetime(2024, 1, 1, 1, 2, 3, 120000))",
      pc.field("ts") == pa.scalar(dt.datetime(2024, 1, 1, 1, 2, 3, 120000), pa.timestamp("ms"))),
     (["d", "dec"], "d >= '2024-01-02' AND dec > 0.5",
-     lambda pb: pb.and_predicates([pb.greater_or_equal("d", dt.date(2024, 1, 2)),
-                                   pb.greater_than("dec", Decimal("0.50"))]),
+     "pb.and_predicates([pb.greater_or_equal('d', dt.date(2024, 1, 2)), pb.greater_than('dec', Decimal('0.50'))])",
      (pc.field("d") >= pa.scalar(dt.date(2024, 1, 2))) & (pc.field("dec") > pa.scalar(Decimal("0.50"),
                                                                                      pa.decimal128(10, 2)))),
     (["d", "dec"], "d < '2000-01-01' OR dec IS NULL",
-     lambda pb: pb.or_predicates([pb.less_than("d", dt.date(2000, 1, 1)), pb.is_null("dec")]),
+     "pb.or_predicates([pb.less_than('d', dt.date(2000, 1, 1)), pb.is_null('dec')])",
      (pc.field("d") < pa.scalar(dt.date(2000, 1, 1))) | pc.field("dec").is_null()),
     (["ltz", "b"], "b = false AND ltz > '2024-03-01 00:30:00'",
-     lambda pb: pb.and_predicates([pb.equal("b", False),
-                                   pb.greater_than("ltz", dt.datetime(2024, 3, 1, 0, 30, tzinfo=UTC))]),
+     "pb.and_predicates([pb.equal('b', False), pb.greater_than('ltz', dt.datetime(2024, 3, 1, 0, 30, tzinfo=UTC))])",
      (pc.field("b") == pa.scalar(False))
      & (pc.field("ltz") > pa.scalar(dt.datetime(2024, 3, 1, 0, 30, tzinfo=UTC), pa.timestamp("ms", tz="UTC")))),
 ]
@@ -956,28 +913,26 @@ def test_dynamic_partition_overwrite_default(engines):
 # ====================================================================== 6. filters and projection
 
 FILTER_CASES = [
-    # (paimon_lab filter text, pypaimon predicate, Arrow expression over the data)
-    ("dt = '2024-01-02'", lambda pb: pb.equal("dt", "2024-01-02"), pc.field("dt") == "2024-01-02"),
-    ("dt = '2024-01-01' AND id > 250", lambda pb: pb.and_predicates([pb.equal("dt", "2024-01-01"),
-                                                                     pb.greater_than("id", 250)]),
+    # (paimon_lab filter text, pypaimon predicate over its builder pb, Arrow expression over the data)
+    ("dt = '2024-01-02'", "pb.equal('dt', '2024-01-02')", pc.field("dt") == "2024-01-02"),
+    ("dt = '2024-01-01' AND id > 250", "pb.and_predicates([pb.equal('dt', '2024-01-01'), pb.greater_than('id', 250)])",
      (pc.field("dt") == "2024-01-01") & (pc.field("id") > 250)),
-    ("id < 20 OR id >= 590", lambda pb: pb.or_predicates([pb.less_than("id", 20), pb.greater_or_equal("id", 590)]),
+    ("id < 20 OR id >= 590", "pb.or_predicates([pb.less_than('id', 20), pb.greater_or_equal('id', 590)])",
      (pc.field("id") < 20) | (pc.field("id") >= 590)),
     ("dt IN ('2024-01-01', '2024-01-03') AND flag = true",
-     lambda pb: pb.and_predicates([pb.is_in("dt", ["2024-01-01", "2024-01-03"]), pb.equal("flag", True)]),
+     "pb.and_predicates([pb.is_in('dt', ['2024-01-01', '2024-01-03']), pb.equal('flag', True)])",
      pc.field("dt").isin(["2024-01-01", "2024-01-03"]) & (pc.field("flag") == pa.scalar(True))),
-    ("name IS NULL", lambda pb: pb.is_null("name"), pc.field("name").is_null()),
-    ("price BETWEEN 1.50 AND 2.25", lambda pb: pb.between("price", Decimal("1.50"), Decimal("2.25")),
+    ("name IS NULL", "pb.is_null('name')", pc.field("name").is_null()),
+    ("price BETWEEN 1.50 AND 2.25", "pb.between('price', Decimal('1.50'), Decimal('2.25'))",
      (pc.field("price") >= pa.scalar(Decimal("1.50"), pa.decimal128(12, 2)))
      & (pc.field("price") <= pa.scalar(Decimal("2.25"), pa.decimal128(12, 2)))),
     ("ts >= '2024-01-01 00:09:00' AND dt <> '2024-01-02'",
-     lambda pb: pb.and_predicates([pb.greater_or_equal("ts", dt.datetime(2024, 1, 1, 0, 9)),
-                                   pb.not_equal("dt", "2024-01-02")]),
+     "pb.and_predicates([pb.greater_or_equal('ts', dt.datetime(2024, 1, 1, 0, 9)), pb.not_equal('dt', '2024-01-02')])",
      (pc.field("ts") >= pa.scalar(dt.datetime(2024, 1, 1, 0, 9), pa.timestamp("ms")))
      & (pc.field("dt") != "2024-01-02")),
-    ("name LIKE 'name-1%'", lambda pb: pb.startswith("name", "name-1"),
+    ("name LIKE 'name-1%'", "pb.startswith('name', 'name-1')",
      pc.starts_with(pc.field("name"), "name-1")),
-    ("dt = 'nope'", lambda pb: pb.equal("dt", "nope"), pc.field("dt") == "nope"),
+    ("dt = 'nope'", "pb.equal('dt', 'nope')", pc.field("dt") == "nope"),
 ]
 PROJECTIONS = [None, ["name", "id"], ["id", "dt", "price"]]
 

@@ -93,48 +93,47 @@ class PkLab(LabEngine):
 class PkPy(PyEngine):
     def create(self, ident: str, schema: pa.Schema, primary_keys: Sequence[str] = (),
                partition_keys: Sequence[str] = (), options: dict | None = None) -> None:
-        from pypaimon import Schema
-
-        self.cat.create_table(ident, Schema.from_pyarrow_schema(
-            schema, partition_keys=list(partition_keys) or None, primary_keys=list(primary_keys) or None,
-            options=dict(options or {})), False)
+        self.cat.create_table(ident, schema, partition_keys=list(partition_keys), primary_keys=list(primary_keys),
+                              options=dict(options or {}))
 
     def write(self, ident: str, data: pa.Table, kinds: Sequence[str] | None = None) -> int | None:
         if kinds is not None:
-            opts = self.table(ident).options.options.to_map()
+            opts = self.cat.table_options(ident)
             assert opts.get("rowkind.field") == RK, "pypaimon writes row kinds only through 'rowkind.field'"
             data = _with_rk(data, kinds)
         return self._commit(ident, [data], False)
 
     def key_buckets(self, ident: str, keys: Sequence[str]) -> dict[tuple, int]:
-        rb = self.table(ident).new_read_builder()
         out: dict[tuple, int] = {}
-        for split in rb.new_scan().plan().splits():
-            got = rb.new_read().to_arrow([split])
+        for bucket, got in self.cat.read_splits(ident):
             for k in zip(*(got.column(c).to_pylist() for c in keys)):
                 assert k not in out, f"key {k} read twice"
-                out[k] = split.bucket
+                out[k] = bucket
         return out
 
     def changes(self, ident: str, start: int = 0) -> list[tuple]:
-        """The changelog (or delta) rows after snapshot ``start``, through pypaimon's streaming read.
+        """The changelog (or delta) rows after snapshot ``start``, through pypaimon's streaming read."""
+        return [(r.pop("_row_kind"), r) for got in self.cat.run(_py_changes, ident, start) for r in got.to_pylist()]
 
-        pypaimon's public ``stream_sync()`` polls forever and switches to a diff "catch-up" plan
-        when many snapshots are behind, so its follow-up planner is driven one snapshot at a time
-        here (``follow_up_scanner.should_scan`` and ``_create_follow_up_plan``, both used by
-        ``AsyncStreamingTableScan.stream``)."""
-        t = self.table(ident)
-        builder = t.new_stream_read_builder().with_include_row_kind(True)
-        scan, read = builder.new_streaming_scan(), builder.new_read()
-        sm = t.snapshot_manager()
-        latest = sm.get_latest_snapshot()
-        out = []
-        for sid in range(start + 1, (latest.id if latest else 0) + 1):
-            snap = sm.get_snapshot_by_id(sid)
-            if scan.follow_up_scanner.should_scan(snap):
-                got = read.to_arrow(scan._create_follow_up_plan(snap).splits())
-                out += [(r.pop("_row_kind"), r) for r in got.to_pylist()]
-        return out
+
+def _py_changes(warehouse: str, ident: str, start: int) -> list[pa.Table]:
+    """Runs in the pypaimon worker: what each snapshot after ``start`` streams, in order.
+
+    pypaimon's public ``stream_sync()`` polls forever and switches to a diff "catch-up" plan
+    when many snapshots are behind, so its follow-up planner is driven one snapshot at a time
+    here (``follow_up_scanner.should_scan`` and ``_create_follow_up_plan``, both used by
+    ``AsyncStreamingTableScan.stream``)."""
+    t = table(warehouse, ident)  # noqa: F821 - the worker's operation
+    builder = t.new_stream_read_builder().with_include_row_kind(True)
+    scan, read = builder.new_streaming_scan(), builder.new_read()
+    sm = t.snapshot_manager()
+    latest = sm.get_latest_snapshot()
+    out = []
+    for sid in range(start + 1, (latest.id if latest else 0) + 1):
+        snap = sm.get_snapshot_by_id(sid)
+        if scan.follow_up_scanner.should_scan(snap):
+            out.append(read.to_arrow(scan._create_follow_up_plan(snap).splits()))
+    return out
 
 
 @pytest.fixture
@@ -576,9 +575,9 @@ def test_value_filters_apply_after_merge(engines, writer):
     engines[writer].write("db.t", _tuples(schema, (1, 11), (2, 21)))
     expected = _tuples(schema, (3, 30))
     assert_rows(engines["lab"].table("db.t").to_arrow(filter="v = 10 OR v = 20 OR v = 30"), expected)
-    assert_rows(engines["py"].read("db.t", predicate=lambda pb: pb.is_in("v", [10, 20, 30])), expected)
+    assert_rows(engines["py"].read("db.t", predicate="pb.is_in('v', [10, 20, 30])"), expected)
     assert_rows(engines["lab"].table("db.t").to_arrow(filter="id = 1"), _tuples(schema, (1, 11)))
-    assert_rows(engines["py"].read("db.t", predicate=lambda pb: pb.equal("id", 1)), _tuples(schema, (1, 11)))
+    assert_rows(engines["py"].read("db.t", predicate="pb.equal('id', 1)"), _tuples(schema, (1, 11)))
 
 
 # ====================================================================== 3. dynamic bucket
@@ -943,6 +942,6 @@ def test_time_travel(engines, writer):
     check_both(engines, "db.t", history[3], tag="before-compact")
     lab = engines["lab"].table("db.t")
     assert_rows(lab.to_arrow(filter="v = 'a'", snapshot_id=2), history[2].filter(pc.field("v") == "a"))
-    assert_rows(engines["py"].read("db.t", snapshot_id=2, predicate=lambda pb: pb.equal("v", "a")),
+    assert_rows(engines["py"].read("db.t", snapshot_id=2, predicate="pb.equal('v', 'a')"),
                 history[2].filter(pc.field("v") == "a"))
     assert engines["lab"].tags("db.t") == engines["py"].tags("db.t") == {"before-compact": 3}

@@ -68,14 +68,9 @@ def rows_of(data) -> list[tuple]:
     return sorted(out, key=lambda r: tuple((v is None, str(v)) for v in r))
 
 
-def py_rows(warehouse, ident, **opts) -> list[tuple]:
-    from pypaimon import CatalogFactory
-
-    t = CatalogFactory.create({"warehouse": warehouse}).get_table(ident)
-    if opts:
-        t = t.copy(opts)
-    rb = t.new_read_builder()
-    return rows_of(rb.new_read().to_arrow(rb.new_scan().plan().splits()))
+def py_rows(pypaimon, warehouse, ident, **opts) -> list[tuple]:
+    """The rows pypaimon reads (in its worker; ``opts`` are table options such as scan.*)."""
+    return rows_of(pypaimon.read_table(warehouse, ident, options=opts or None))
 
 
 def data_files(table) -> set[str]:
@@ -118,14 +113,14 @@ def to_spark(spark, table: pa.Table, partitions: int = 2):
 
 # ---------------------------------------------------------------------------------------- batch writes
 
-def test_spark_append_write_read_by_paimon_lab_and_pypaimon(spark, wh, cat):
+def test_spark_append_write_read_by_paimon_lab_and_pypaimon(pypaimon, spark, wh, cat):
     t = cat.create_table("db.events", SCHEMA, partition_keys=["dt"])
     data = sample(300)
     write(to_spark(spark, data, 3), wh, "db.events")
     snaps = t.snapshots()
     assert [s.commit_kind for s in snaps] == ["APPEND"]  # three tasks, one atomic commit
     assert rows_of(t.to_arrow()) == rows_of(data)
-    assert py_rows(wh, "db.events") == rows_of(data)
+    assert py_rows(pypaimon, wh, "db.events") == rows_of(data)
     # ... and Spark reads it back with the same values and types.
     got = read(spark, wh, "db.events")
     assert [f.name for f in got.schema.fields] == SCHEMA.names
@@ -139,7 +134,7 @@ ALL_TYPES = pa.schema([
     ("st", pa.struct([("a", pa.int32()), ("s", pa.string())]))])
 
 
-def test_all_types_round_trip_through_spark(spark, wh, cat):
+def test_all_types_round_trip_through_spark(pypaimon, spark, wh, cat):
     t = cat.create_table("db.types", ALL_TYPES)
     data = pa.table({
         "id": [1, 2], "b": [True, None], "i8": [1, -2], "i16": [300, None], "f": [1.5, None],
@@ -156,10 +151,10 @@ def test_all_types_round_trip_through_spark(spark, wh, cat):
     write(df, wh, "db.types")  # Spark writes back what it read: the same rows twice
     twice = rows_of(pa.concat_tables([data, data]))
     assert rows_of(t.to_arrow()) == twice
-    assert py_rows(wh, "db.types") == twice
+    assert py_rows(pypaimon, wh, "db.types") == twice
 
 
-def test_spark_pk_write_table_read_by_paimon_lab_and_pypaimon(spark, wh, cat):
+def test_spark_pk_write_table_read_by_paimon_lab_and_pypaimon(pypaimon, spark, wh, cat):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string()),
                         ("v", pa.int32()), pa.field("dt", pa.string(), nullable=False)])
     t = cat.create_table("db.pk", schema, primary_keys=["id", "dt"], partition_keys=["dt"],
@@ -176,7 +171,7 @@ def test_spark_pk_write_table_read_by_paimon_lab_and_pypaimon(spark, wh, cat):
     want = rows_of(pa.Table.from_pylist(list(expected.values()), schema=schema))
     assert [s.commit_kind for s in t.snapshots()][:2] == ["APPEND", "APPEND"]
     assert rows_of(t.to_arrow()) == want
-    assert py_rows(wh, "db.pk") == want
+    assert py_rows(pypaimon, wh, "db.pk") == want
     assert rows_of(read(spark, wh, "db.pk")) == want
     # Files carry disjoint sequence numbers per bucket: each bucket had one writer per commit.
     levels = t.levels()
@@ -205,7 +200,7 @@ def test_write_table_creates_missing_table(spark, wh, cat):
     assert rows_of(t.to_arrow()) == [(1, "a"), (2, "d"), (3, "c")]
 
 
-def test_overwrite_modes(spark, wh, cat):
+def test_overwrite_modes(pypaimon, spark, wh, cat):
     t = cat.create_table("db.ow", SCHEMA, partition_keys=["dt"])
     t.write(sample(90))
     new = sample(10, start=1000, parts=("a",))
@@ -218,7 +213,7 @@ def test_overwrite_modes(spark, wh, cat):
     # The default (static) overwrite replaces the whole table.
     write(to_spark(spark, new), wh, "db.ow", mode="overwrite")
     assert rows_of(t.to_arrow()) == rows_of(new)
-    assert py_rows(wh, "db.ow") == rows_of(new)
+    assert py_rows(pypaimon, wh, "db.ow") == rows_of(new)
 
 
 def test_failed_job_commits_nothing_and_leaves_no_files(spark, wh, cat):
@@ -371,7 +366,7 @@ def _stream_copy(spark, wh, checkpoint):
     return q
 
 
-def test_streaming_write_is_exactly_once_across_restarts(spark, wh, cat, tmp_path):
+def test_streaming_write_is_exactly_once_across_restarts(pypaimon, spark, wh, cat, tmp_path):
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
     src = cat.create_table("db.in", schema)
     dst = cat.create_table("db.out", schema)
@@ -393,12 +388,12 @@ def test_streaming_write_is_exactly_once_across_restarts(spark, wh, cat, tmp_pat
     assert rows_of(dst.to_arrow()) == want  # batch 0 not written twice
     assert [(s.commit_user, s.commit_identifier) for s in dst.snapshots()] == [("copy-job", 0), ("copy-job", 1)]
     assert data_files(dst) == live_files(dst)  # the replay's files were deleted
-    assert py_rows(wh, "db.out") == want
+    assert py_rows(pypaimon, wh, "db.out") == want
 
 
 # ---------------------------------------------------------------------------------------- compaction, SQL
 
-def test_distributed_compaction_makes_one_compact_snapshot(spark, wh, cat):
+def test_distributed_compaction_makes_one_compact_snapshot(pypaimon, spark, wh, cat):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64()),
                         pa.field("dt", pa.string(), nullable=False)])
     t = cat.create_table("db.c", schema, primary_keys=["id", "dt"], partition_keys=["dt"],
@@ -411,7 +406,7 @@ def test_distributed_compaction_makes_one_compact_snapshot(spark, wh, cat):
     sid = ps.compact(spark, "db.c", wh, full=True)
     snaps = t.snapshots()
     assert len(snaps) == n + 1 and snaps[-1].id == sid and snaps[-1].commit_kind == "COMPACT"
-    assert rows_of(t.to_arrow()) == before == py_rows(wh, "db.c")
+    assert rows_of(t.to_arrow()) == before == py_rows(pypaimon, wh, "db.c")
     levels = t.levels()
     assert len(levels) == 4 and set(levels.level) == {t.kv_layout_num_levels() - 1}  # 2 partitions x 2 buckets
     assert ps.compact(spark, "db.c", wh, full=True) is None  # nothing left to do

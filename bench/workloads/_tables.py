@@ -99,12 +99,12 @@ def fresh_copy(ctx: Context, system: System, source: str, dest: str) -> str:
     return dest
 
 
-def paimon_readers(system: System):
-    """The system itself and every other available system that reads the same table format."""
-    from ..systems import SYSTEMS
+def read_back_all(system: System, warehouse: str, expected: data.Fingerprint) -> dict[str, data.Fingerprint]:
+    """Fingerprints of the table in ``warehouse`` read by the system itself and by every other
+    available system of the same table format (each in its own interpreter, see
+    :func:`bench.systems.read_back`)."""
+    from ..systems import read_back, readers_of
 
-    out = {}
-    for name, cls in SYSTEMS.items():
-        if name == system.name or (cls.table_format == system.table_format and cls.available() is None):
-            out[name] = system if name == system.name else cls()
-    return out
+    return {name: data.fingerprint_like(system.read(system.open(warehouse)) if name == system.name
+                                        else read_back(name, warehouse), expected)
+            for name in readers_of(system)}

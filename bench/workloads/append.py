@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .. import data
-from ..systems import SYSTEMS
 from . import Context, Workload, register
+from ._tables import read_back_all
 
 
 @register
@@ -26,10 +26,4 @@ class Append(Workload):
         # Read the table back with the writer's own reader and, for Paimon tables, with every
         # other available Paimon implementation too: a table one of them wrote must read the
         # same in the other (this is what makes paimon-lab's files real Paimon tables).
-        out = {}
-        for name, cls in SYSTEMS.items():
-            if name != system.name and (cls.table_format != system.table_format or cls.available() is not None):
-                continue
-            reader = cls()
-            out[name] = data.fingerprint_like(reader.read(reader.open(ctx.run_dir)), ctx.expected)
-        return out
+        return read_back_all(system, ctx.run_dir, ctx.expected)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import data
 from . import Context, Workload, register
-from ._tables import adopt_pk_table, fresh_copy, paimon_readers, pk_final, shared_pk_table, upsert_commits
+from ._tables import adopt_pk_table, fresh_copy, pk_final, read_back_all, shared_pk_table, upsert_commits
 
 
 class _PkWorkload(Workload):
@@ -56,8 +56,7 @@ class PkUpsert(_PkWorkload):
 
     def verify(self, ctx: Context, system, state, result):
         # Read back by the writer and, for Paimon tables, by the other Paimon implementation.
-        out = {name: data.fingerprint_like(reader.read(reader.open(ctx.run_dir)), self.expected(ctx))
-               for name, reader in paimon_readers(system).items()}
+        out = read_back_all(system, ctx.run_dir, self.expected(ctx))
         # The verified table is exactly what pk_read & co. need: offer it to them (saves pypaimon
         # three more minute-long commits at 1,000,000 rows). Iceberg tables are not relocatable.
         if system.table_format != "iceberg" and all(not self.expected(ctx).diff(fp) for fp in out.values()):
@@ -106,8 +105,7 @@ class PkCompact(_PkWorkload):
         system.compact(table)
 
     def verify(self, ctx: Context, system, table, result):
-        return {name: data.fingerprint_like(reader.read(reader.open(ctx.run_dir)), self.expected(ctx))
-                for name, reader in paimon_readers(system).items()}
+        return read_back_all(system, ctx.run_dir, self.expected(ctx))
 
 
 def deleted_keys(ctx: Context) -> list[int]:
@@ -148,5 +146,4 @@ class PkDelete(_PkWorkload):
         return []
 
     def verify(self, ctx: Context, system, state, result):
-        return {name: data.fingerprint_like(reader.read(reader.open(ctx.run_dir)), self.expected(ctx))
-                for name, reader in paimon_readers(system).items()}
+        return read_back_all(system, ctx.run_dir, self.expected(ctx))

@@ -24,7 +24,7 @@ import os
 
 import pyarrow.compute as pc
 
-from .. import data
+from .. import crossrun, data
 from ..systems import SYSTEMS, LAB
 from . import Context, Workload, register
 from ._tables import _build_once
@@ -36,6 +36,20 @@ def shape(rows: int) -> tuple[int, int]:
     """(snapshots, rows per commit)."""
     snapshots = min(1000, max(10, rows // 1000))
     return snapshots, max(1, rows // snapshots)
+
+
+def build_table(builder_name: str, wh: str, data_path: str, snapshots: int, per_commit: int) -> None:
+    """The planning table: ``snapshots`` commits of ``per_commit`` input rows by ``builder_name``."""
+    builder = SYSTEMS[builder_name]()
+    rows = data.load(data_path)
+    table = builder.create_append_table(wh, data.SCHEMA, data.PARTITION_KEYS)
+    files = 0
+    for i in range(snapshots):
+        piece = rows.slice(i * per_commit, per_commit)
+        builder.write(table if i == 0 else builder.open(wh), piece)
+        files += len(pc.unique(piece.column("dt")))
+    with open(os.path.join(wh, "_plan.json"), "w") as f:
+        json.dump({"snapshots": snapshots, "rows": snapshots * per_commit, "files": files}, f)
 
 
 @register
@@ -55,14 +69,11 @@ class Planning(Workload):
         snapshots, per_commit = shape(ctx.rows)
 
         def build(wh):
-            table = builder.create_append_table(wh, data.SCHEMA, data.PARTITION_KEYS)
-            files = 0
-            for i in range(snapshots):
-                piece = ctx.data.slice(i * per_commit, per_commit)
-                builder.write(table if i == 0 else builder.open(wh), piece)
-                files += len(pc.unique(piece.column("dt")))
-            with open(os.path.join(wh, "_plan.json"), "w") as f:
-                json.dump({"snapshots": snapshots, "rows": snapshots * per_commit, "files": files}, f)
+            if builder.runs_here():
+                build_table(builder.name, wh, ctx.data_path, snapshots, per_commit)
+            else:  # pypaimon's worker runs in pypaimon's own venv: paimon-lab builds in its own
+                crossrun.call(builder.python(), "bench.workloads.planning:build_table",
+                              builder.name, wh, ctx.data_path, snapshots, per_commit)
 
         key = f"planning-{builder.name}-{snapshots}x{per_commit}"
         return _build_once(os.path.join(ctx.cache_dir, key), build)

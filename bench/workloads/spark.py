@@ -123,7 +123,7 @@ class Spark(Workload):
     def verify(self, ctx: Context, system, st: State, result) -> dict[str, data.Fingerprint]:
         """Both tables read back through Spark (collected as Arrow) and, for the Paimon tables,
         also by paimon-lab's own reader and by pypaimon (the files are real Paimon tables)."""
-        from ..systems import SYSTEMS
+        from ..systems import SYSTEMS, read_back
 
         out = {}
         for step in ("write", "pk_write"):
@@ -134,7 +134,6 @@ class Spark(Workload):
             for name, cls in SYSTEMS.items():
                 if cls.table_format != "paimon" or cls.available() is not None:
                     continue
-                reader = cls()
-                table = reader.read(reader.open(st.targets[step]))
-                out[f"{name}:{step}"] = data.fingerprint_like(table, ctx.expected)
+                # each in its own interpreter (pypaimon has a virtual environment of its own)
+                out[f"{name}:{step}"] = data.fingerprint_like(read_back(name, st.targets[step]), ctx.expected)
         return out
