@@ -206,9 +206,10 @@ class Table:
         ``overwrite=True`` replaces the table's contents; a dict such as ``{"dt": "2024-01-01"}``
         replaces only the matching partitions. For primary-key tables, ``row_kinds`` gives each
         row's kind ('+I', '-U', '+U', '-D'; also accepted as a ``_row_kind`` column); plain rows
-        are inserts (upserts). Returns the new snapshot id (None if nothing to write). A write
-        that triggers compaction commits an APPEND snapshot (whose id is returned) and then a
-        COMPACT snapshot.
+        are inserts (upserts). Returns the id of the first snapshot in which the written rows are
+        visible (None if nothing to write): a write that triggers compaction commits an APPEND and
+        then a COMPACT snapshot, and on deletion-vector and first-row tables, whose batch reads skip
+        level 0, only the COMPACT one shows the rows.
         """
         with self.writer(overwrite=overwrite) as w:
             w.write(data, row_kinds=row_kinds)
@@ -611,14 +612,19 @@ class TableWriter:
             self.abort()
             raise
         self._done = True
-        self.snapshot_id = first if first is not None else second
+        from .mergetree.writer import batch_scan_skips_level0
+
+        hides_level0 = bool(self.table.schema.primary_keys) and batch_scan_skips_level0(self.table.schema.core)
+        # The snapshot in which the written rows are visible: where batch reads skip level 0
+        # (deletion vectors, first-row), that is the COMPACT snapshot that lifted them.
+        self.snapshot_id = second if hides_level0 and second is not None else first if first is not None else second
         if first is not None and second is None and any(m.compacted for m in messages):
-            self._catch_up_compaction()
+            self.snapshot_id = self._catch_up_compaction() or self.snapshot_id
         if self.snapshot_id is not None and not self.table.schema.core.get("write-only"):
             self.table.expire_snapshots()  # as Paimon's committers do after each commit
         return self.snapshot_id
 
-    def _catch_up_compaction(self, attempts: int = 3) -> None:
+    def _catch_up_compaction(self, attempts: int = 3) -> int | None:
         """The data is committed but its compaction lost a race with another commit. Where
         readers skip level 0 (deletion vectors, first-row) the new rows would
         stay invisible until some later compaction: compact again on the new latest snapshot."""
@@ -627,15 +633,15 @@ class TableWriter:
 
         t = self.table
         if not t.schema.primary_keys or not batch_scan_skips_level0(t.schema.core) or t.schema.core.get("write-only"):
-            return
+            return None
         for _ in range(attempts):
             try:
-                t.compact()
-                return
+                return t.compact()
             except CommitConflictError:
                 continue
         warnings.warn(f"{t.identifier}: the new rows stay in level 0 (invisible to readers of this table kind) "
                       "until the next compaction: it kept losing races with other commits", stacklevel=3)
+        return None
 
     def _static_overwrite(self) -> Predicate | bool | None:
         """The partition spec of the overwrite (True: no spec), or None for a plain write."""

@@ -521,3 +521,20 @@ def test_nested_columns_through_lookup_and_cross_partition_paths(tmp_path, optio
         assert got[2]["a"] == [9] and got[2]["r"] == {"x": 2} and got[2]["m"] is None
         if cross:
             assert got[2]["p"] == "y"
+
+
+@pytest.mark.parametrize("options", [{"deletion-vectors.enabled": "true"}, {"merge-engine": "first-row"},
+                                     {"changelog-producer": "lookup"}, {}], ids=["dv", "first-row", "lookup", "plain"])
+def test_write_returns_the_snapshot_that_shows_the_rows(tmp_path, options):
+    from paimon_lab import Catalog
+
+    cat = Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table("db.t", pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())]),
+                         primary_keys=["k"], options={"bucket": "1", **options})
+    for i in range(3):
+        sid = t.write(pa.table({"k": [1, 2 + i], "v": [f"v{i}", "x"]}))
+        got = t.to_arrow(snapshot_id=sid).sort_by("k").to_pylist()
+        assert {"k": 2 + i, "v": "x"} in got, (sid, [s.commit_kind for s in t.snapshots()])
+        if options.get("merge-engine") != "first-row":
+            assert {"k": 1, "v": f"v{i}"} in got
