@@ -85,23 +85,36 @@ def _is_jdbc_catalog(catalog: Any) -> bool:
     return isinstance(catalog, JdbcCatalog)
 
 
-def sql(statement: str, catalog: Any = None) -> pa.Table | None:
-    """Run SQL (one or more ';'-separated statements); returns the last query's result as a
-    pyarrow.Table (None if no statement returned rows).
+def sql(statement: str, catalog: Any = None, *, params: Any = None, script: bool = False) -> pa.Table | None:
+    """Run one SQL statement (``script=True``: several, ';'-separated); returns the (last) query's
+    result as a pyarrow.Table (None if no statement returned rows).
+
+    ``params`` binds values to ``?`` placeholders (a sequence) or ``:name`` ones (a mapping) as
+    literals, never as SQL text: ``sql("SELECT * FROM t WHERE id = ?", params=[7])``.
 
     ``catalog``: a :class:`~paimon_lab.Catalog` (or :class:`~paimon_lab.jdbc_catalog.JdbcCatalog`) or warehouse path (a session with that catalog
     current, kept for later calls with the same catalog), a :class:`Session`, or None for the
     process-wide default session (start it with CREATE CATALOG ... / USE CATALOG ...).
     """
-    return _session_for(catalog).run(statement)
+    from .lexer import split_statements
+    from .params import bind
+
+    text = bind(statement, params)
+    if not script:
+        count = len(split_statements(text))
+        if count > 1:
+            raise SqlError(f"paimon_lab.sql() runs one statement and was given {count}; "
+                           "pass script=True to run a ';'-separated script")
+    return _session_for(catalog).run(text)
 
 
 class _CallableModule(types.ModuleType):
     """Lets ``paimon_lab.sql("SELECT ...")`` call :func:`sql` while ``paimon_lab.sql.Session`` etc.
     stay reachable."""
 
-    def __call__(self, statement: str, catalog: Any = None) -> pa.Table | None:
-        return sql(statement, catalog)
+    def __call__(self, statement: str, catalog: Any = None, *, params: Any = None,
+                 script: bool = False) -> pa.Table | None:
+        return sql(statement, catalog, params=params, script=script)
 
 
 sys.modules[__name__].__class__ = _CallableModule

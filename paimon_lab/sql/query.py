@@ -26,8 +26,13 @@ if TYPE_CHECKING:
 ALL = None  # "every column" marker
 
 
-def connect():
-    """A fresh DuckDB connection (UTC session time zone, no implicit Python-variable scans)."""
+EXTERNAL_ACCESS = "duckdb.enable_external_access"   # SET it to 'true' for read_csv and friends
+
+
+def connect(external_access: bool = False):
+    """A fresh DuckDB connection (UTC session time zone, no implicit Python-variable scans, and no
+    access to files or the network unless ``external_access``: SQL in a notebook reads Paimon
+    tables, not ``read_csv('/etc/passwd')``). The configuration is locked against SET."""
     try:
         import duckdb
     except ImportError:  # pragma: no cover
@@ -38,6 +43,9 @@ def connect():
             con.execute(setting)
         except Exception:  # pragma: no cover - older DuckDB / no ICU
             pass
+    if not external_access:
+        con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
     return con
 
 
@@ -90,6 +98,7 @@ class Prepared:
         self.rels = rels
         self.rw = rw
         self.scans: list[Scan] = []
+        self.external_access = False
 
     @property
     def sql(self) -> str:
@@ -131,7 +140,7 @@ class Prepared:
         sql = self.sql
         for attempt in (True, False):
             tables = self.read_relations(overrides, pushdown=attempt)
-            con = connect()
+            con = connect(self.external_access)
             try:
                 for name, data in tables.items():
                     con.register(name, data)
@@ -207,7 +216,9 @@ class Planner:
         ast = self._resolve(ast)
         self._push_into_derived(ast)
         self._analyze(ast)
-        return Prepared(ast, self.rels, self.rw)
+        prepared = Prepared(ast, self.rels, self.rw)
+        prepared.external_access = (self.session.setting(EXTERNAL_ACCESS, "false") or "").strip().lower() == "true"
+        return prepared
 
     # ------------------------------------------------------------------ name resolution
     def _resolve(self, ast: exp.Expression) -> exp.Expression:

@@ -215,8 +215,12 @@ class Session:
             raise SqlError("Empty statement")
         return self._execute(pieces[0][1])
 
-    def run(self, script: str) -> pa.Table | None:
-        """Run a script of ';'-separated statements; returns the last result that is a table."""
+    def run(self, script: str, params: Any = None) -> pa.Table | None:
+        """Run a script of ';'-separated statements; returns the last result that is a table.
+        ``params`` binds ``?`` / ``:name`` placeholders as literals (see :func:`paimon_lab.sql.sql`)."""
+        from .params import bind
+
+        script = bind(script, params)
         last = None
         for offset, text in split_statements(script):
             try:

@@ -1,0 +1,81 @@
+"""Bind parameters into SQL text as literals: ``?`` (a sequence of values) or ``:name`` (a mapping).
+
+Placeholders are found by the lexer, so a ``?`` or ``:x`` inside a string literal, a quoted name or
+a comment is left alone; values become SQL literals (strings quoted and escaped), never SQL text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from typing import Any, Mapping, Sequence
+
+from .errors import SqlError, position
+from .lexer import tokenize
+
+
+def literal(value: Any) -> str:
+    """A Python value as a SQL literal."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return f"CAST('{'NaN' if math.isnan(value) else ('Infinity' if value > 0 else '-Infinity')}' AS DOUBLE)"
+        return repr(value)
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            raise SqlError(f"Cannot bind the decimal {value}: not a finite number")
+        return format(value, "f")
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "X'" + bytes(value).hex().upper() + "'"
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, dt.date):
+        return f"DATE '{value.isoformat()}'"
+    if isinstance(value, dt.time):
+        return f"TIME '{value.isoformat()}'"
+    raise SqlError(f"Cannot bind a value of type {type(value).__name__} as a SQL parameter")
+
+
+def bind(text: str, params: Sequence[Any] | Mapping[str, Any] | None) -> str:
+    """``text`` with its placeholders replaced by ``params`` as literals."""
+    if params is None:
+        return text
+    tokens = tokenize(text)
+    spots: list[tuple[int, int, str | None]] = []   # (start, end, name or None for '?')
+    for i, t in enumerate(tokens):
+        if t.is_op("?"):
+            spots.append((t.start, t.end, None))
+        elif t.is_op(":") and i + 1 < len(tokens) and tokens[i + 1].kind == "word" and tokens[i + 1].start == t.end:
+            spots.append((t.start, tokens[i + 1].end, tokens[i + 1].text))
+    named = isinstance(params, Mapping)
+    if isinstance(params, (str, bytes)) or not (named or isinstance(params, Sequence)):
+        raise SqlError("params must be a sequence (for ?) or a mapping (for :name)")
+    wrong = [s for s in spots if (s[2] is None) == named]
+    if wrong:
+        line, col = position(text, wrong[0][0])
+        kind = "'?'" if named else "':name'"
+        raise SqlError(f"The statement mixes {kind} placeholders with {'named' if named else 'positional'} params",
+                       line, col)
+    if not named and len(spots) != len(params):
+        raise SqlError(f"The statement has {len(spots)} '?' placeholder(s) but {len(params)} parameter(s) were given")
+    if named:
+        missing = sorted({s[2] for s in spots} - set(params))
+        if missing:
+            raise SqlError(f"No value for parameter(s) {', '.join(':' + m for m in missing)}")
+    out, last = [], 0
+    for k, (start, end, name) in enumerate(spots):
+        out.append(text[last:start])
+        out.append(literal(params[name] if named else params[k]))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
