@@ -53,6 +53,13 @@ def _parse_int(text: str) -> int:
         raise ValueError(f"'{text}' is not an integer") from None
 
 
+def _non_negative_int(text: str) -> int:
+    value = _parse_int(text)
+    if value < 0:
+        raise ValueError(f"'{text}' is negative; it must be 0 or more")
+    return value
+
+
 def _enum(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         low = str(text).strip().lower()
@@ -67,6 +74,10 @@ def _stats_mode(text: str) -> str:
     if low in ("none", "counts", "full") or re.fullmatch(r"truncate\(\d+\)", low):
         return low
     raise ValueError(f"'{text}' is not a stats mode (none, counts, full, truncate(N))")
+
+
+# Flink's setting of the same name; paimon-lab takes it as a table option (and as a SQL session SET).
+TYPE_LENGTH_ENFORCER = "table.exec.sink.type-length-enforcer"
 
 
 @dataclass(frozen=True)
@@ -98,7 +109,7 @@ _OPTIONS: list[Option] = [
     Option("manifest.full-compaction-threshold-size", 16 << 20, parse_memory),
     Option("metadata.stats-mode", "truncate(16)", _stats_mode),
     Option("commit.user-prefix", None, str),
-    Option("commit.max-retries", 10, _parse_int),
+    Option("commit.max-retries", 10, _non_negative_int),
     Option("snapshot.num-retained.min", 10, _parse_int),
     Option("snapshot.num-retained.max", 2147483647, _parse_int),
     Option("snapshot.time-retained", 3_600_000, parse_duration),
@@ -138,6 +149,9 @@ _OPTIONS: list[Option] = [
     Option("dynamic-bucket.target-row-num", 2_000_000, _parse_int),
     Option("dynamic-bucket.initial-buckets", None, _parse_int),
     Option("dynamic-partition-overwrite", True, _parse_bool),
+    Option(TYPE_LENGTH_ENFORCER, "error", _enum("error", "trim_pad", "ignore"),
+           "CHAR(n)/VARCHAR(n)/BINARY(n)/VARBINARY(n) values longer than n: refuse the write (error, "
+           "as Spark SQL), trim them and pad CHAR/BINARY to n (trim_pad, as Flink's enforcer), or store as given."),
     Option("data-file.thin-mode", False, _parse_bool),
     Option("data-file.prefix", "data-", str),
     Option("changelog-file.prefix", "changelog-", str),

@@ -7,20 +7,23 @@ with Arrow kernels: grouping uses ``Table.group_by``, bucketing the vectorized B
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import binary_row
 from .errors import DataValidationError
 from .format import RollingFileWriter
 from .fs import join
 from .manifest import EMPTY_STATS, FILE_SOURCE_APPEND, DataFileMeta, FileNamer, creation_time_now
+from .options import TYPE_LENGTH_ENFORCER
 from .parallel import thread_map
-from .partition import PartitionCodec
 from .stats import collect_stats
+from .types import MAX_LENGTH
 
 if TYPE_CHECKING:
     from .schema import TableSchema
@@ -90,8 +93,46 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
                     f"{schema.field(f.name).type}: {e}") from None
         if not f.nullable and column.null_count:
             raise DataValidationError(f"Column '{f.name}' is NOT NULL but has {column.null_count} null value(s)")
-        columns.append(column)
+        mode = length_enforcer_override.get() or schema.core.get(TYPE_LENGTH_ENFORCER)
+        columns.append(enforce_length(column, schema.field(f.name), mode))
     return pa.Table.from_arrays(columns, schema=target)
+
+
+# A SQL session's SET of the enforcer, over the table option while its statement runs.
+length_enforcer_override: ContextVar[str | None] = ContextVar("length_enforcer_override", default=None)
+
+_LENGTHED = {"CHAR": True, "VARCHAR": False, "BINARY": True, "VARBINARY": False}   # root -> fixed length
+
+
+def enforce_length(column: pa.ChunkedArray, field, mode: str = "error") -> pa.ChunkedArray:
+    """Hold a CHAR(n)/VARCHAR(n)/BINARY(n)/VARBINARY(n) column to its length: characters for
+    strings, bytes for binaries. ``mode`` 'error' refuses longer values (as Spark SQL does),
+    'trim_pad' cuts them to n and pads CHAR/BINARY to n (Flink's TRIM_PAD), 'ignore' keeps them."""
+    dtype = field.type
+    fixed = _LENGTHED.get(dtype.root)
+    length = getattr(dtype, "length", None)
+    if fixed is None or length is None or length >= MAX_LENGTH or mode == "ignore" or not len(column):
+        return column
+    text = dtype.root in ("CHAR", "VARCHAR")
+    sizes = pc.utf8_length(column) if text else pc.binary_length(column)
+    longest = pc.max(sizes).as_py()
+    if mode == "error":
+        if longest is not None and longest > length:
+            over = pc.sum(pc.greater(sizes, length)).as_py()
+            unit = "characters" if text else "bytes"
+            raise DataValidationError(
+                f"Column '{field.name}' is {dtype}: {over} value(s) are longer than {length} {unit} (the longest has "
+                f"{longest}); shorten them, or set '{TYPE_LENGTH_ENFORCER}' = 'trim_pad' to cut them to size")
+        return column
+    if text:
+        column = pc.utf8_slice_codeunits(column, 0, length)
+        return pc.utf8_rpad(column, length, " ") if fixed else column
+    column = pc.binary_slice(column, 0, length)
+    if fixed:
+        short = pc.less(pc.binary_length(column), length)
+        padded = pc.binary_join_element_wise(column, pa.scalar(b"\x00" * length, pa.binary()), b"")
+        column = pc.if_else(short, pc.binary_slice(padded, 0, length), column)
+    return column.cast(field.type.to_arrow())
 
 
 def group_rows(table: pa.Table, keys: Sequence[str]) -> list[tuple[tuple, pa.Table]]:

@@ -839,10 +839,10 @@ def test_paimon_lab_sql_function(wh):
 
     cat = Catalog(wh)
     cat.create_database("db", ignore_if_exists=True)
-    sql_module.sql("CREATE TABLE db.t (a INT); INSERT INTO db.t VALUES (1), (2)", catalog=cat)
+    sql_module.sql("CREATE TABLE db.t (a INT); INSERT INTO db.t VALUES (1), (2)", catalog=cat, script=True)
     assert rows(sql_module.sql("SELECT sum(a) FROM db.t", catalog=cat)) == [(3,)]
     assert rows(sql_module("SELECT count(*) FROM db.t", catalog=wh)) == [(2,)]  # the module is callable
-    assert rows(paimon_lab.sql.sql("USE db; SELECT max(a) FROM t", catalog=wh + "/")) == [(2,)]
+    assert rows(paimon_lab.sql.sql("USE db; SELECT max(a) FROM t", catalog=wh + "/", script=True)) == [(2,)]
     assert paimon_lab.sql.Session is Session
 
 

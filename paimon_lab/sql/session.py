@@ -536,10 +536,20 @@ class Session:
 
     # ------------------------------------------------------------------ dispatch
     def _execute(self, text: str) -> pa.Table | None:
+        from ..options import OPTIONS, TYPE_LENGTH_ENFORCER
+        from ..write import length_enforcer_override
         from .statements import dispatch
 
+        enforcer = self.setting(TYPE_LENGTH_ENFORCER)
         with self._lock:
+            token = None
             try:
+                if enforcer is not None:
+                    try:
+                        mode = OPTIONS[TYPE_LENGTH_ENFORCER].parse(enforcer)
+                    except ValueError as e:
+                        raise SqlError(f"SET '{TYPE_LENGTH_ENFORCER}': {e}") from None
+                    token = length_enforcer_override.set(mode)
                 return dispatch(self, text)
             except SqlError as e:
                 if e.statement is None:
@@ -549,6 +559,9 @@ class Session:
                 raise SqlError(str(e), statement=text) from e
             except (pa.ArrowException, OverflowError) as e:
                 raise SqlError(f"{type(e).__name__}: {e}", statement=text) from e
+            finally:
+                if token is not None:
+                    length_enforcer_override.reset(token)
 
 
 def _eval_constant(node, error) -> Any:
