@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .errors import CorruptFileError
 from .fs import join
 from .hash_index import read_hash_index, write_hash_index
 from .index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path, read_index_manifest
@@ -50,7 +51,11 @@ class PartitionIndex:
         self.files: dict[int, IndexManifestEntry] = {e.bucket: e for e in entries}
         hashes, buckets = [], []
         for bucket, e in self.files.items():
-            h = read_hash_index(table.file_io.read_bytes(index_file_path(table.path, e.index_file)))
+            path = index_file_path(table.path, e.index_file)
+            try:
+                h = read_hash_index(table.file_io.read_bytes(path))
+            except FileNotFoundError:
+                raise CorruptFileError(f"Hash index file {path} is missing") from None
             hashes.append(h)
             buckets.append(np.full(len(h), bucket, dtype=np.int32))
         self.hashes = np.concatenate(hashes) if hashes else np.zeros(0, np.int32)
@@ -165,8 +170,13 @@ def load_deletion_vectors(table: "Table", snapshot=None) -> dict[tuple[bytes, in
 
     out: dict = {}
     for e in live_index_entries(table, DELETION_VECTORS_INDEX, snapshot):
-        data = table.file_io.read_bytes(index_file_path(table.path, e.index_file))
-        vectors = read_dv_index(data, e.index_file.dv_range_map())
+        path = index_file_path(table.path, e.index_file)
+        try:
+            vectors = read_dv_index(table.file_io.read_bytes(path), e.index_file.dv_range_map())
+        except FileNotFoundError:
+            raise CorruptFileError(f"Deletion-vector index file {path} is missing") from None
+        except CorruptFileError as err:
+            raise CorruptFileError(f"Deletion-vector index file {path}: {err}") from None
         if (e.partition, e.bucket) in out:  # bucket-unaware tables may keep several index files
             vectors = {**out[(e.partition, e.bucket)][1], **vectors}
         out[(e.partition, e.bucket)] = (e, vectors)

@@ -10,7 +10,7 @@ import pyarrow as pa
 from . import types as T
 from .errors import (DatabaseAlreadyExistError, DatabaseNotEmptyError, DatabaseNotExistError,
                      InvalidIdentifierError, SchemaError, TableAlreadyExistError, TableNotExistError)
-from .fs import CommitLock, FileIO, check_name, join, normalize_path
+from .fs import CommitLock, FileIO, check_name, check_new_table_name, join, normalize_path
 from .schema import SchemaManager, TableSchema, new_schema
 from .table import Table
 
@@ -45,6 +45,7 @@ def table_schema_for(schema: "pa.Schema | TableSchema | None" = None, *,
     """Schema 0 of a new table, validated: from a pyarrow schema, from Paimon ``fields`` (keeping
     types Arrow cannot tell apart: VARCHAR(n), CHAR(n), TIMESTAMP(p), ...), or a ready
     :class:`TableSchema` (used as given, as schema 0)."""
+    primary_keys, partition_keys = primary_keys or (), partition_keys or ()
     if isinstance(schema, TableSchema):
         if fields is not None or primary_keys or partition_keys or options or comment is not None:
             raise SchemaError("Give either a TableSchema or fields / keys / options / comment, not both")
@@ -158,6 +159,7 @@ class Catalog:
         ``fields`` (a list of :class:`paimon_lab.types.DataField`, for exact Paimon types such as
         VARCHAR(20), CHAR(5), TIMESTAMP(3)), or ``schema`` is a whole :class:`TableSchema`."""
         db, name = split_identifier(identifier)
+        check_new_table_name(name)
         if not self.database_exists(db):
             raise DatabaseNotExistError(db)
         full = f"{db}.{name}"
@@ -209,6 +211,7 @@ class Catalog:
             db, name = split_identifier(identifier)
             raise TableNotExistError(f"{db}.{name}")
         ndb, nname = split_identifier(new_identifier)
+        check_new_table_name(nname)
         if not self.database_exists(ndb):
             raise DatabaseNotExistError(ndb)
         if self.table_exists(new_identifier) or self.file_io.exists(self.table_path(new_identifier)):

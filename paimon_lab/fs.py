@@ -237,12 +237,30 @@ class FileIO:
         return self._p(path)
 
 
-def check_name(kind: str, name: str) -> str:
-    if not name or not isinstance(name, str) or "/" in name or name.startswith(".") or name != name.strip():
-        from .errors import InvalidIdentifierError
+MAX_NAME_BYTES = 255   # a path segment on common file systems
 
-        raise InvalidIdentifierError(f"Invalid {kind} name '{name}'")
+
+def check_name(kind: str, name: str) -> str:
+    """``name`` if it can name a database or table directory, else InvalidIdentifierError."""
+    from .errors import InvalidIdentifierError
+
+    if not name or not isinstance(name, str) or "/" in name or name.startswith(".") or name != name.strip():
+        raise InvalidIdentifierError(f"Invalid {kind} name {name!r}")
+    if any(ord(c) < 32 for c in name):
+        raise InvalidIdentifierError(f"Invalid {kind} name {name!r}: it contains control characters")
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES - 3:   # room for the '.db' suffix
+        raise InvalidIdentifierError(f"Invalid {kind} name '{name[:40]}...': longer than {MAX_NAME_BYTES - 3} bytes")
     return name
+
+
+def check_new_table_name(name: str) -> str:
+    """A name a new table may take: not one with '$', which marks system tables and branches."""
+    from .errors import InvalidIdentifierError
+
+    if "$" in name:
+        raise InvalidIdentifierError(f"Invalid table name '{name}': '$' is reserved for system tables "
+                                     "(t$snapshots) and branches (t$branch_b)")
+    return check_name("table", name)
 
 
 __all__ = ["FileIO", "CommitLock", "join", "check_name", "normalize_path", "filesystem_for", "PaimonLabError"]

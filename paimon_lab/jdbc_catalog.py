@@ -51,7 +51,7 @@ from . import types as T
 from .catalog import DB_SUFFIX, split_branch, split_identifier, table_schema_for
 from .errors import (CatalogError, CommitError, DatabaseAlreadyExistError, DatabaseNotEmptyError,
                      DatabaseNotExistError, OptionError, TableAlreadyExistError, TableNotExistError)
-from .fs import CommitLock, FileIO, _local_path, check_name, join, normalize_path
+from .fs import CommitLock, FileIO, _local_path, check_name, check_new_table_name, join, normalize_path
 from .fs_options import filesystem_from_options
 from .options import parse_duration
 from .schema import SchemaManager, TableSchema
@@ -702,6 +702,7 @@ class JdbcCatalog:
         from ``fields`` (Paimon :class:`~paimon_lab.types.DataField` s, exact types) or ``schema``
         is a whole :class:`~paimon_lab.schema.TableSchema` (see :meth:`Catalog.create_table`)."""
         db, name = split_identifier(identifier)
+        check_new_table_name(name)
         full = f"{db}.{name}"
         if not self.database_exists(db):
             raise DatabaseNotExistError(db)
@@ -773,6 +774,7 @@ class JdbcCatalog:
         """Rename a table: its directory moves to the new name's place and the registry row follows."""
         db, name = split_identifier(identifier)
         ndb, nname = split_identifier(new_identifier)
+        check_new_table_name(nname)
         if not self._registered(db, name):
             raise TableNotExistError(f"{db}.{name}")
         if not self.database_exists(ndb):

@@ -133,12 +133,19 @@ class SnapshotManager:
             return None
 
     def latest_id(self) -> int | None:
+        """The newest snapshot id. A LATEST hint naming a snapshot newer than every file on disk
+        means that snapshot was lost (a commit is never undone but by rollback, which moves the
+        hint first): :class:`CorruptFileError` rather than a silent read of an older one."""
         hint = self._hint("LATEST")
         if hint is not None and self.exists(hint):
             while self.exists(hint + 1):
                 hint += 1
             return hint
         ids = self.list_ids()
+        if hint is not None and (not ids or ids[-1] < hint):
+            newest = f"snapshot-{ids[-1]}" if ids else "no snapshot"
+            raise CorruptFileError(f"{self.path(hint)} is missing: the LATEST hint names it, but the newest "
+                                   f"on disk is {newest}; restore the file (or roll back to a snapshot on disk)")
         return ids[-1] if ids else None
 
     def earliest_id(self) -> int | None:
