@@ -28,16 +28,27 @@ def default_warehouse() -> str | None:
     return _state["warehouse"]
 
 
-def register(spark: "SparkSession", warehouse: str | None = None, *, filter_pushdown: bool | None = None) -> None:
+def register(spark: "SparkSession", warehouse: str | None = None, *, filter_pushdown: bool | None = None,
+             check: bool = True) -> None:
     """Register the ``paimon`` data source with ``spark``; with ``warehouse``, ``load("db.t")`` and
     ``save("db.t")`` need no ``warehouse`` option (and :func:`sql` knows where tables live).
 
     ``filter_pushdown`` sets the default of the ``filter-pushdown`` read option. It is off by
     default on PySpark 4.x, whose planner lets the pushed-down plan of one query leak into the
     next query on the same DataFrame (rows go missing); with it on, start every filtered query
-    from a fresh ``spark.read...load()``."""
-    from .datasource import with_defaults
+    from a fresh ``spark.read...load()``.
 
+    Before registering, Spark's Python workers are pointed at an interpreter that can import
+    paimon_lab (:func:`paimon_lab.spark.env.configure_workers`: this one, on a local master, unless
+    PYSPARK_PYTHON / spark.pyspark.python says otherwise) and, with ``check`` (once per
+    SparkContext), one task checks that a worker imports paimon_lab; if not,
+    :class:`~paimon_lab.spark.env.WorkerEnvironmentError` says what to set."""
+    from .datasource import with_defaults
+    from .env import check_workers, configure_workers
+
+    configure_workers(spark)
+    if check:
+        check_workers(spark)
     spark.dataSource.register(with_defaults(warehouse, filter_pushdown))
     # PySpark refuses readers with pushFilters() unless this is on (it is off by default).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
