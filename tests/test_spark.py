@@ -185,15 +185,74 @@ def test_spark_pk_write_table_read_by_paimon_lab_and_pypaimon(spark, wh, cat):
         assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:]))
 
 
-def test_two_tasks_writing_one_bucket_are_refused(spark, wh, cat):
+KINDS = {  # name -> (primary keys, partition keys, table options)
+    "append": ([], ["dt"], {}),
+    "append-bucket": ([], ["dt"], {"bucket": "2", "bucket-key": "k"}),
+    "pk-dedup": (["k", "dt"], ["dt"], {"bucket": "2"}),
+    "pk-dedup-dv": (["k", "dt"], ["dt"], {"bucket": "2", "deletion-vectors.enabled": "true"}),
+    "pk-dynamic": (["k", "dt"], ["dt"], {"bucket": "-1", "dynamic-bucket.target-row-num": "40"}),
+    "pk-first-row": (["k", "dt"], ["dt"], {"bucket": "2", "merge-engine": "first-row"}),
+    "pk-partial-update": (["k", "dt"], ["dt"], {"bucket": "2", "merge-engine": "partial-update"}),
+    "pk-aggregation": (["k", "dt"], ["dt"], {"bucket": "1", "merge-engine": "aggregation",
+                                             "fields.v.aggregate-function": "sum",
+                                             "fields.s.aggregate-function": "last_non_null_value"}),
+    "pk-lookup-changelog": (["k", "dt"], ["dt"], {"bucket": "2", "changelog-producer": "lookup"}),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_plain_write_of_many_tasks_gives_one_writers_result(spark, wh, cat, kind):
+    """df.write.format("paimon") into any table kind: one atomic commit, and for primary-key
+    tables the rows merged as one writer reading the DataFrame partition by partition, row by
+    row (spark.range puts ascending ids in ascending partitions)."""
+    pk, parts, options = KINDS[kind]
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=not pk), ("v", pa.int64()), ("s", pa.string()),
+                        pa.field("dt", pa.string(), nullable=not pk)])
+
+    def frame(start, n):
+        return spark.range(start, start + n, 1, numPartitions=3).selectExpr(
+            "id % 37 AS k", "id AS v", "CASE WHEN id % 5 = 0 THEN NULL ELSE concat('s', id) END AS s",
+            "CASE WHEN id % 37 < 20 THEN 'a' ELSE 'b' END AS dt")
+
+    def arrow(start, n):
+        ids = pa.array(range(start, start + n), pa.int64())
+        return pa.table({"k": pa.compute.remainder(ids, 37), "v": ids,
+                         "s": [None if i % 5 == 0 else f"s{i}" for i in range(start, start + n)],
+                         "dt": ["a" if i % 37 < 20 else "b" for i in range(start, start + n)]}, schema=schema)
+
+    t = cat.create_table(f"db.{kind.replace('-', '_')}", schema, primary_keys=pk, partition_keys=parts,
+                         options=options)
+    one = cat.create_table(f"db.{kind.replace('-', '_')}_single", schema, primary_keys=pk, partition_keys=parts,
+                           options=options)
+    for start, n in ((0, 300), (300, 150)):
+        before = len(t.snapshots())
+        write(frame(start, n), wh, t.identifier)
+        one.write(arrow(start, n))
+        kinds = [s.commit_kind for s in t.snapshots()[before:]]
+        assert kinds[0] == "APPEND" and set(kinds[1:]) <= {"COMPACT"} and len(kinds) <= 2, kinds
+    assert rows_of(t.to_arrow()) == rows_of(one.to_arrow())
+    assert rows_of(read(spark, wh, t.identifier)) == rows_of(one.to_arrow())
+    # Every task's files in a bucket have sequence numbers of their own.
+    levels = t.levels() if pk else None
+    if levels is not None:
+        for _, group in levels.groupby(levels["partition"].map(str) + levels["bucket"].map(str)):
+            ranges = sorted(zip(group.min_sequence_number, group.max_sequence_number))
+            assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])), ranges
+    assert data_files(t) >= live_files(t)
+    if kind == "pk-dynamic":  # the merged HASH index holds every key once
+        from paimon_lab.bucket import live_index_entries
+
+        assert sum(e.index_file.row_count for e in live_index_entries(t, "HASH")) == 37
+
+
+def test_overwrite_of_pk_table_by_many_tasks(spark, wh, cat):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     t = cat.create_table("db.pk1", schema, primary_keys=["id"], options={"bucket": "1"})
-    df = to_spark(spark, pa.table({"id": list(range(50)), "v": ["a"] * 50}, schema=schema), 2)
-    with pytest.raises(Exception, match="write_table"):
-        write(df, wh, "db.pk1")
-    assert t.snapshots() == [] and data_files(t) == set()
-    ps.write_table(df, "db.pk1", wh)
-    assert t.to_arrow().num_rows == 50
+    t.write(pa.table({"id": [100, 1], "v": ["old", "old"]}, schema=schema))
+    df = spark.range(0, 50, 1, numPartitions=2).selectExpr("id % 10 AS id", "concat('v', id) AS v")
+    write(df, wh, "db.pk1", mode="overwrite")
+    assert t.latest_snapshot().commit_kind in ("OVERWRITE", "COMPACT")
+    assert rows_of(t.to_arrow()) == [(i, f"v{40 + i}") for i in range(10)]
 
 
 def test_write_table_creates_missing_table(spark, wh, cat):
