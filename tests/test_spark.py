@@ -24,9 +24,12 @@ pytestmark = pytest.mark.slow
 
 # ---------------------------------------------------------------------------------------- helpers
 
-@pytest.fixture(scope="module", autouse=True)
-def _registered(spark):
-    ps.register(spark)  # tests name the warehouse per read/write with .option("warehouse", ...)
+@pytest.fixture(autouse=True)
+def _registered(request):
+    """Tests that use the local ``spark`` session get the data source registered (tests name the
+    warehouse per read/write with .option("warehouse", ...)); the cluster test starts no local session."""
+    if "spark" in request.fixturenames:
+        ps.register(request.getfixturevalue("spark"))
 
 
 @pytest.fixture
@@ -453,6 +456,100 @@ def test_streaming_write_is_exactly_once_across_restarts(spark, wh, cat, tmp_pat
     assert [(s.commit_user, s.commit_identifier) for s in dst.snapshots()] == [("copy-job", 0), ("copy-job", 1)]
     assert data_files(dst) == live_files(dst)  # the replay's files were deleted
     assert py_rows(wh, "db.out") == want
+
+
+# ---------------------------------------------------------------------------------------- a real cluster
+
+CLUSTER_JOB = """
+import json, sys, time
+from pyspark.sql import SparkSession, functions as F
+master, wh, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+spark = (SparkSession.builder.master(master).appName("paimon-lab-cluster-test")
+         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.executor.memory", "1g").config("spark.sql.shuffle.partitions", "4")
+         .config("spark.python.daemon.module", "paimon_lab.spark.daemon").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+import pyarrow as pa
+from paimon_lab import Catalog
+from paimon_lab import spark as ps
+out = {"python_exec_before": spark.sparkContext.pythonExec}
+ps.register(spark, warehouse=wh)   # points the executors' Python workers at this interpreter
+cat = Catalog(wh)
+cat.create_database("db", ignore_if_exists=True)
+cat.create_table("db.pk", pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.int64()), ("s", pa.string())]),
+                 primary_keys=["k"], options={"bucket": "4"})
+keys = n * 4 // 5   # ids keys..n-1 (the last partition) update keys 0..n/5-1 written by the first
+df = spark.range(0, n, 1, numPartitions=4).selectExpr(f"id % {keys} AS k", "id AS v", "concat('s', id) AS s")
+def agg():
+    r = spark.read.format("paimon").load("db.pk").agg(
+        F.count("*"), F.sum("v"), F.sum(F.length("s")), F.max("v"), F.countDistinct("k")).collect()[0]
+    return [int(x) for x in r]
+t = time.time(); df.write.format("paimon").mode("append").save("db.pk"); out["write_s"] = time.time() - t
+t = time.time(); out["read1"] = agg(); out["read1_s"] = time.time() - t
+t = time.time(); out["compact_id"] = ps.compact(spark, "db.pk", full=True); out["compact_s"] = time.time() - t
+t = time.time(); out["read2"] = agg(); out["read2_s"] = time.time() - t
+table = cat.get_table("db.pk")
+out["kinds"] = [s.commit_kind for s in table.snapshots()]
+out["levels"] = sorted(set(table.levels().level.tolist()))
+out["top"] = table.kv_layout_num_levels() - 1
+out["workers"] = sorted(set(spark.sparkContext.parallelize(range(4), 4).map(lambda _: sys.executable).collect()))
+out["executors"] = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+spark.stop()
+print("RESULT " + json.dumps(out))
+"""
+
+
+def _clean_env(cwd) -> dict[str, str]:
+    """What a fresh shell has: no PYSPARK_PYTHON, no PYTHONPATH for Spark. The driver itself
+    still needs to import paimon_lab: an installed paimon_lab needs nothing, a checkout run
+    with PYTHONPATH keeps it for the driver process only (executors never see it)."""
+    import subprocess
+    import sys
+
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR") if k in os.environ}
+    probe = subprocess.run([sys.executable, "-c", "import paimon_lab"], env=env, capture_output=True, cwd=cwd)
+    if probe.returncode != 0:
+        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"  # the driver binds to loopback only (not about Python)
+    return env
+
+
+def test_plain_write_on_a_standalone_cluster(spark_cluster, tmp_path):
+    """2.5M rows through df.write.format("paimon") into a primary-key table on a real standalone
+    cluster (executor JVMs with Python workers of their own), read back with an aggregate,
+    compacted by the distributed compaction, read again. The driver runs in a clean environment:
+    the Python workers find paimon_lab because register() configured them."""
+    import json
+    import subprocess
+    import sys
+
+    n = 2_500_000
+    job = tmp_path / "job.py"
+    job.write_text(CLUSTER_JOB)
+    wh = tmp_path / "wh"
+    started = time.monotonic()
+    r = subprocess.run([sys.executable, str(job), spark_cluster.master_url, str(wh), str(n)], env=_clean_env(tmp_path),
+                       capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    took = time.monotonic() - started
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert r.returncode == 0 and lines, r.stderr[-4000:]
+    out = json.loads(lines[0][len("RESULT "):])
+    keys, dup = n * 4 // 5, n - n * 4 // 5
+    # key k < dup: its row from the last partition (v = k + keys) wins over the first's (v = k)
+    want_sum = keys * (keys - 1) // 2 + dup * keys
+    want_len = sum(len(f"s{v}") for v in range(dup, n)) if n <= 10_000 else None
+    for read in ("read1", "read2"):
+        count, total, length, top, distinct = out[read]
+        assert (count, total, top, distinct) == (keys, want_sum, n - 1, keys), (read, out)
+        assert want_len is None or length == want_len
+    assert out["read1"] == out["read2"]
+    assert out["kinds"] == ["APPEND", "COMPACT"] and out["compact_id"] == 2
+    assert out["levels"] == [out["top"]]
+    assert out["python_exec_before"] == "python3" and out["workers"] == [sys.executable], out
+    assert out["executors"] >= 1
+    print(f"cluster job: {took:.1f}s total, write {out['write_s']:.1f}s, read {out['read1_s']:.1f}s, "
+          f"compact {out['compact_s']:.1f}s, read {out['read2_s']:.1f}s")
 
 
 # ---------------------------------------------------------------------------------------- compaction, SQL
