@@ -302,8 +302,10 @@ def test_failed_job_commits_nothing_and_leaves_no_files(spark, wh, cat):
     try:
         df = spark.range(0, 20_000, numPartitions=2).select(
             explode_late("id").alias("id"), F.concat(F.lit("v"), F.col("id").cast("string")).alias("v"))
-        with pytest.raises(Exception, match="boom at 18000"):
+        with pytest.raises(Exception, match="boom at 18000") as failed:
             write(df, wh, "db.fail")
+        # Spark's exception text starts with JVM text; the Python error inside it, pulled out:
+        assert ps.python_error(failed.value) == "ValueError: boom at 18000"
     finally:
         spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
     assert len(t.snapshots()) == 1
@@ -456,6 +458,125 @@ def test_streaming_write_is_exactly_once_across_restarts(spark, wh, cat, tmp_pat
     assert [(s.commit_user, s.commit_identifier) for s in dst.snapshots()] == [("copy-job", 0), ("copy-job", 1)]
     assert data_files(dst) == live_files(dst)  # the replay's files were deleted
     assert py_rows(wh, "db.out") == want
+
+
+# ---------------------------------------------------------------------------------------- workers' Python
+
+def test_python_error_puts_the_python_exception_first():
+    text = ("[PYTHON_DATA_SOURCE_ERROR] Failed to initialize Python data source writer: Traceback (most recent "
+            "call last):\n  File \"x.py\", line 1, in f\n    g()\nModuleNotFoundError: No module named 'paimon_lab'\n"
+            " SQLSTATE: 38000")
+    assert ps.python_error(text) == "ModuleNotFoundError: No module named 'paimon_lab'"
+    job = ("An error occurred while calling o93.save.\n: org.apache.spark.SparkException: Job aborted due to stage "
+           "failure: Task 1 in stage 3.0 failed 1 times, most recent failure: Lost task 1.0: "
+           "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+           "  File \"/w/worker.py\", line 9, in main\n    process()\n"
+           "paimon_lab.errors.DataValidationError: Column 'id' is NOT NULL but has 1 null value(s)\n\n"
+           "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:700)\n"
+           "Caused by: org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+           "ValueError: other\n")
+    assert ps.python_error(job) == "DataValidationError: Column 'id' is NOT NULL but has 1 null value(s)"
+    assert ps.python_error(KeyError("k")) == "KeyError: 'k'"
+
+
+def test_workers_python_is_configured_and_checked(spark, monkeypatch):
+    """register() points the workers at this interpreter when nobody chose one, and a worker
+    interpreter that cannot run paimon_lab is reported with what to set."""
+    import sys
+
+    from paimon_lab.spark import env
+
+    sc = spark.sparkContext
+    saved_exec, saved_path = sc.pythonExec, sc.environment.get("PYTHONPATH")
+    try:
+        monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+        sc.pythonExec = env.DEFAULT_EXEC  # a session built without PYSPARK_PYTHON
+        assert env.configure_workers(spark) == sys.executable
+        assert env.package_root() in sc.environment["PYTHONPATH"].split(os.pathsep)
+        assert env.check_workers(spark, force=True) == sys.executable
+        monkeypatch.setenv("PYSPARK_PYTHON", "/nonexistent/bin/python3")  # the user's choice is kept ...
+        assert env.configure_workers(spark) == "/nonexistent/bin/python3"
+        with pytest.raises(env.WorkerEnvironmentError) as err:  # ... and checked
+            env.check_workers(spark, force=True)
+        first, fix = str(err.value).splitlines()[:2]
+        assert first.startswith("Spark's Python workers (/nonexistent/bin/python3) cannot run paimon_lab: ")
+        assert f"PYSPARK_PYTHON={sys.executable}" in fix and "spark.executorEnv.PYTHONPATH" in fix
+    finally:
+        sc.pythonExec = saved_exec
+        if saved_path is None:
+            sc.environment.pop("PYTHONPATH", None)
+        else:
+            sc.environment["PYTHONPATH"] = saved_path
+
+
+def test_magic_engine_spark_shows_the_python_error_first(spark, wh, cat):
+    import paimon_lab.sql as sql_module
+    from paimon_lab.magic import PaimonMagicError, run_magic
+
+    pytest.importorskip("sqlglot")
+    cat.create_table("db.nn", pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())]))
+    sql_module.set_default_session(None)
+    try:
+        run_magic(None, "", f"CREATE CATALOG lab WITH ('type' = 'paimon', 'warehouse' = '{wh}');\nUSE CATALOG lab;")
+        run_magic(None, "--engine spark", "INSERT INTO db.nn SELECT 1, 'x'")
+        with pytest.raises(PaimonMagicError) as err:  # fails in a Spark task, on an executor
+            run_magic(None, "--engine spark", "INSERT INTO db.nn SELECT CAST(NULL AS BIGINT), 'y'")
+        assert err.value.message.startswith("DataValidationError: Column 'id' is NOT NULL but has 1 null value(s)")
+        with pytest.raises(PaimonMagicError) as err:  # fails in Spark's analyzer
+            run_magic(None, "--engine spark", "SELECT nope FROM db.nn")
+        assert err.value.message.startswith("AnalysisException: ") or "nope" in err.value.message
+        got = run_magic(None, "--engine spark", "SELECT id, v FROM db.nn")
+        assert got.to_dict("list") == {"id": [1], "v": ["x"]}
+    finally:
+        sql_module.default_session().close()
+        sql_module.set_default_session(None)
+
+
+LOCAL_JOB = """
+import sys, tempfile
+import pyarrow as pa
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+from paimon_lab import Catalog
+from paimon_lab import spark as ps
+wh = tempfile.mkdtemp()
+Catalog(wh).create_database("db")
+Catalog(wh).create_table("db.t", pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())]),
+                         primary_keys=["k"], options={"bucket": "2"})
+ps.register(spark, warehouse=wh)
+spark.range(0, 100, 1, numPartitions=2).selectExpr("id % 10 AS k", "cast(id AS string) AS v") \
+    .write.format("paimon").mode("append").save("db.t")
+rows = sorted(tuple(r) for r in spark.read.format("paimon").load("db.t").collect())
+workers = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
+print("RESULT", rows == [(k, str(90 + k)) for k in range(10)], workers[0] == sys.executable, sys.executable)
+"""
+
+
+def test_fresh_environment_without_exported_variables(tmp_path):
+    """paimon_lab installed in a virtualenv (here: .pth files), a shell with nothing exported
+    (no PYSPARK_PYTHON, no PYTHONPATH): the data source works, its workers run the venv's Python."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    from paimon_lab.spark.env import package_root
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], package_root()}
+    (tmp_path / "venv" / site.split(str(venv) + "/", 1)[1] / "deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+    job = tmp_path / "job.py"
+    job.write_text(LOCAL_JOB)
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "JAVA_HOME", "LANG") if k in os.environ}
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"  # loopback only (not about Python)
+    r = subprocess.run([str(py), str(job)], env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    result = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT")]
+    assert r.returncode == 0 and result, r.stderr[-3000:]
+    assert result[0].split()[1:4] == ["True", "True", str(py)], result
 
 
 # ---------------------------------------------------------------------------------------- a real cluster

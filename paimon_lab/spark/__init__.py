@@ -38,9 +38,11 @@ workers with paimon_lab already imported.
 """
 
 from .datasource import PaimonDataSource, TableRef
-from .jobs import bucketed, compact, register, write_table
+from .env import WorkerEnvironmentError, check_workers, configure_workers, python_error
+from .jobs import SparkJobError, bucketed, compact, register, write_table
 from .sql import sql
 from .types import spark_schema, spark_type
 
 __all__ = ["register", "PaimonDataSource", "TableRef", "write_table", "bucketed", "compact", "sql",
-           "spark_schema", "spark_type"]
+           "spark_schema", "spark_type", "python_error", "configure_workers", "check_workers",
+           "WorkerEnvironmentError", "SparkJobError"]

@@ -146,7 +146,7 @@ def python_error(exc: BaseException | str) -> str:
         text, own = exc, exc.splitlines()[0] if exc else ""
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        if not line.lstrip().startswith("Traceback (most recent call last)"):
+        if "Traceback (most recent call last)" not in line:
             continue
         found = None
         for follow in lines[i + 1:]:

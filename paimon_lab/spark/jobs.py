@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 
 BUCKET_COLUMN = "__paimon_bucket"
 
+
+class SparkJobError(PaimonLabError):
+    """A Spark job of paimon_lab failed; the message starts with the Python error of the task
+    (``Type: message``), the Spark exception is its ``__cause__``."""
+
 _state: dict[str, Any] = {"warehouse": None, "sessions": set()}
 
 
@@ -131,7 +136,15 @@ def write_table(df: "DataFrame", identifier: str, warehouse: str | None = None, 
     writer = bucketed(df, identifier, ref.warehouse).write.format(SHORT_NAME).mode(mode)
     if ref.warehouse:
         writer = writer.option("warehouse", ref.warehouse)
-    writer.options(**options).save(ref.path or ref.identifier)
+    try:
+        writer.options(**options).save(ref.path or ref.identifier)
+    except PaimonLabError:
+        raise
+    except Exception as e:  # Spark's exception around a task's Python error: that error first
+        from .env import python_error
+
+        raise SparkJobError(f"{python_error(e)}\n(writing {ref.name} with Spark failed and committed nothing; "
+                            "the Spark error is the cause of this one)") from e
     latest = ref.open().snapshot_manager.latest_id()
     return latest
 
@@ -203,8 +216,9 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
     errors = [value for status, value in results if status == "error"]
     if errors:
         table.discard(messages)
-        raise CommitError(f"Compaction of {ref.name} failed in {len(errors)} task(s); nothing was committed:\n"
-                          + errors[0])
+        first = errors[0].rstrip().splitlines()[-1] if errors[0].strip() else "?"
+        raise CommitError(f"{first}\nCompaction of {ref.name} failed in {len(errors)} task(s); nothing was "
+                          "committed:\n" + errors[0])
     if not messages:
         return None
     try:
@@ -215,4 +229,5 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
     return compact_id
 
 
-__all__ = ["register", "bucketed", "write_table", "compact", "default_warehouse", "BUCKET_COLUMN", "Table"]
+__all__ = ["register", "bucketed", "write_table", "compact", "default_warehouse", "BUCKET_COLUMN", "Table",
+           "SparkJobError"]
