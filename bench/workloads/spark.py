@@ -175,6 +175,7 @@ class SparkCluster(Workload):
     summary = "sum"
     process_tree = True
     max_repeat = 3
+    opt_in = True  # only with --only spark_cluster (its cluster test runs in CI: tests/test_spark.py)
 
     def unavailable(self) -> str | None:
         return sparkenv.unavailable()
