@@ -2,9 +2,12 @@
 
 Reads: the driver plans the table's splits (time travel and pushed filters included) and every
 split becomes one InputPartition that an executor reads with paimon_lab as Arrow record batches.
-Writes: every task writes data files with its own :class:`~paimon_lab.TableWriter` and returns
-the resulting commit messages; the driver commits them as one snapshot, or deletes the files if
-the job failed. Streams: offsets are snapshot ids; the sink stores Spark's batch id as the
+Writes: the driver pins the latest snapshot when Spark asks for the writer; every task writes
+level-0 data files against it with a sequence-number range of its own (its Spark partition id
+picks it) and returns the resulting commit messages; the driver commits them as one snapshot
+(then compacts as the table's writers would), or deletes the files if the job failed. Any
+number of tasks may write one bucket: see :mod:`paimon_lab.spark.shared` for how that gives
+one writer's result. Streams: offsets are snapshot ids; the sink stores Spark's batch id as the
 snapshot's commit identifier and skips a batch that is already committed (exactly once).
 """
 

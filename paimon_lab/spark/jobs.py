@@ -75,7 +75,9 @@ def _ref(identifier: str, warehouse: str | None) -> TableRef:
 def bucketed(df: "DataFrame", identifier: str, warehouse: str | None = None, *,
              num_partitions: int | None = None) -> "DataFrame":
     """``df`` shuffled so that every bucket of the table (every partition, for dynamic-bucket
-    primary-key tables) is written by exactly one Spark task, as sequence numbers require.
+    primary-key tables; everything, for cross-partition-update tables) is written by one Spark
+    task: fewer, bigger level-0 files than a plain ``df.write`` (which is correct as well, see
+    :mod:`paimon_lab.spark.shared`), and the only way to write cross-partition-update tables.
 
     The bucket of each row is computed on the executors with paimon_lab's vectorized BinaryRow
     hash (the same as Java Paimon's); rows are repartitioned by (partition columns, bucket).
@@ -120,7 +122,8 @@ def bucketed(df: "DataFrame", identifier: str, warehouse: str | None = None, *,
 def write_table(df: "DataFrame", identifier: str, warehouse: str | None = None, mode: str = "append", *,
                 options: dict[str, str] | None = None) -> int | None:
     """Write ``df`` into a Paimon table with Spark: shuffled by bucket (:func:`bucketed`), written
-    by the executors, committed by the driver as one snapshot. ``mode`` is 'append' or
+    by the executors, committed by the driver as one snapshot. A failure raises
+    :class:`SparkJobError`, whose message starts with the task's Python error. ``mode`` is 'append' or
     'overwrite'. A missing table is created (``options``: 'primary-keys', 'partition-keys',
     table options). Returns the table's latest snapshot id afterwards."""
     if mode not in ("append", "overwrite"):
