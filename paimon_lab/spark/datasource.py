@@ -539,9 +539,12 @@ class PaimonWriter(DataSourceArrowWriter):
         msgs, _ = _messages(messages)
         table = self.ref.open()
         table.discard(msgs)
-        # Tasks Spark is still killing may write a file or two after this: sweep until quiet.
-        for _ in range(5):
-            if not remove_job_files(table, self.job):
+        # Tasks Spark is still killing (spark.python.task.killTimeout: 2 s) may write files after
+        # this: sweep until two sweeps in a row find nothing, for at least 3 s (at most 10).
+        quiet = 0
+        for i in range(10):
+            quiet = 0 if remove_job_files(table, self.job) else quiet + 1
+            if quiet >= 2 and i >= 3:
                 break
             time.sleep(1.0)
 
