@@ -78,12 +78,25 @@ def configure_workers(spark: "SparkSession") -> str:
         sc.pythonExec = chosen
     elif _master_is_local(sc.master):
         sc.pythonExec = sys.executable
-    root = package_root()
-    if _master_is_local(sc.master):
+    if _master_is_local(sc.master) and sc.pythonExec == sys.executable and not _on_default_path(package_root()):
+        # This interpreter finds paimon_lab through PYTHONPATH or sys.path edits (a checkout):
+        # so shall its workers. Another interpreter's PYTHONPATH is left alone.
+        root = package_root()
         paths = [p for p in sc.environment.get("PYTHONPATH", "").split(os.pathsep) if p]
         if root not in paths:
             sc.environment["PYTHONPATH"] = os.pathsep.join(paths + [root])
     return sc.pythonExec
+
+
+def _on_default_path(directory: str) -> bool:
+    """Whether this interpreter finds ``directory`` without PYTHONPATH (its site-packages)."""
+    import site
+
+    try:
+        sites = list(site.getsitepackages()) + [site.getusersitepackages()]
+    except AttributeError:  # pragma: no cover - old virtualenv's site module
+        return False
+    return os.path.abspath(directory) in {os.path.abspath(p) for p in sites}
 
 
 def _probe(_: Any) -> Any:
