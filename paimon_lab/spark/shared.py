@@ -11,7 +11,9 @@ every task may write every bucket, and this module makes that give the result on
   lower partition ids: merging the level-0 files by sequence number is exactly a single writer
   reading the DataFrame partition by partition, row by row (the last row of a key wins for
   deduplicate, the first for first-row, partial-update and aggregation apply rows in that
-  order). A task writing more than 2**32 rows into one bucket fails.
+  order). A task writing more than 2**32 rows into one bucket fails. A bucket's sequence numbers
+  grow by up to (highest partition id + 1) * 2**32 per write: int64 lasts for two million
+  writes of a thousand-partition DataFrame.
 * **Write-only tasks.** Tasks write level-0 files (and ``input`` changelog) and never compact:
   two tasks compacting one bucket's old files would replace them twice. The commit, on the
   driver, commits all tasks' files as one APPEND snapshot and then does what the writers would
