@@ -467,8 +467,8 @@ def commit_messages(table: Table, commit_user: str, tasks: list[PaimonCommitMess
     messages = [m for t in tasks for m in t.messages]
     try:
         check_single_writer(table, tasks)
-        pinned = {t.snapshot_id for t in tasks if t.messages or t.hashes}
-        snap = table.snapshot_manager.snapshot(min(pinned)) if pinned - {None} else None
+        pinned = {t.snapshot_id for t in tasks if t.messages or t.hashes} - {None}
+        snap = table.snapshot_manager.snapshot(min(pinned)) if pinned else None
         namer = FileNamer("index-")
         if job:
             namer.uuid = _task_file_uuid(job)
