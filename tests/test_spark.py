@@ -638,7 +638,7 @@ def _clean_env(cwd) -> dict[str, str]:
 
 
 def test_plain_write_on_a_standalone_cluster(spark_cluster, tmp_path):
-    """2.5M rows through df.write.format("paimon") into a primary-key table on a real standalone
+    """2M rows through df.write.format("paimon") into a primary-key table on a real standalone
     cluster (executor JVMs with Python workers of their own), read back with an aggregate,
     compacted by the distributed compaction, read again. The driver runs in a clean environment:
     the Python workers find paimon_lab because register() configured them."""
@@ -646,7 +646,7 @@ def test_plain_write_on_a_standalone_cluster(spark_cluster, tmp_path):
     import subprocess
     import sys
 
-    n = 2_500_000
+    n = 2_000_000
     job = tmp_path / "job.py"
     job.write_text(CLUSTER_JOB)
     wh = tmp_path / "wh"
