@@ -114,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         default = [n for n in SCALE_WORKLOADS if n in workloads]
         selected = {n: w for n, w in workloads.items() if n in (args.only or default)}
     else:
-        selected = {n: w for n, w in workloads.items() if not args.only or n in args.only}
+        # opt-in workloads (spark_cluster: starts a Spark cluster) run only when --only names them
+        selected = {n: w for n, w in workloads.items()
+                    if (n in args.only if args.only else not getattr(w, "opt_in", False))}
     system_names = [n for n in systems.SYSTEMS if not args.systems or n in args.systems]
 
     info = machine.describe()

@@ -63,3 +63,29 @@ def session():
 
     ps.register(spark)  # every read and write names its warehouse with .option("warehouse", ...)
     return spark
+
+
+def cluster_session(master_url: str, cores: int = 2):
+    """A SparkSession on a standalone cluster (:class:`paimon_lab.spark.cluster.LocalCluster`):
+    executors in JVMs of their own with Python workers of their own. Nothing is exported:
+    :func:`paimon_lab.spark.register` points the executors' Python workers at this interpreter
+    (and paimon_lab's directory), as a user's session gets it."""
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master(master_url).appName("paimon-lab-bench-cluster")
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1")
+             .config("spark.executor.memory", "2g")
+             .config("spark.sql.shuffle.partitions", str(cores))
+             .config("spark.default.parallelism", str(cores))
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.python.daemon.module", "paimon_lab.spark.daemon")
+             .config("spark.hadoop.parquet.compression.codec.zstd.level", "1")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    from paimon_lab import spark as ps
+
+    ps.register(spark)
+    return spark

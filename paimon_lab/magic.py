@@ -103,9 +103,15 @@ def run_magic(shell, line: str, cell: str | None) -> Any:
 
 def _run_spark(text: str, arrow: bool = False) -> Any:
     """Run the statements with Spark through ``paimon_lab.spark.sql`` (the warehouse of the current
-    SQL session's Paimon catalog, if any)."""
+    SQL session's Paimon catalog, if any).
+
+    The Spark session: the active one, or a new local one. Either way ``paimon_lab.spark``
+    points Spark's Python workers at this interpreter before registering the data source (no
+    ``PYSPARK_PYTHON`` to export) and checks once that a worker imports paimon_lab. Errors show
+    the Python exception's own ``Type: message`` first, not Spark's JVM text around it."""
     try:
         from . import spark as paimon_spark  # type: ignore[attr-defined]
+        from .spark.env import WorkerEnvironmentError, python_error
         from pyspark.sql import SparkSession
     except ImportError as e:
         raise PaimonMagicError(f"--engine spark needs PySpark and paimon_lab.spark, which cannot be imported here "
@@ -116,20 +122,43 @@ def _run_spark(text: str, arrow: bool = False) -> Any:
     session = sql_module.default_session()
     entry = session.catalogs.get(session.current.catalog)
     warehouse = entry.catalog.warehouse if getattr(entry, "kind", None) == "paimon" else None
-    spark_session = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
     result = None
     try:
+        spark_session = SparkSession.getActiveSession() or _new_spark_session()
         for _, statement in split_statements(text):
             result = paimon_spark.sql(spark_session, statement, warehouse)
-    except PaimonLabError as e:
+        if result is not None and hasattr(result, "toPandas"):
+            result = result.toArrow() if arrow and hasattr(result, "toArrow") else result.toPandas()
+    except WorkerEnvironmentError as e:  # several lines: what failed, and what to set
         raise PaimonMagicError(f"{type(e).__name__}: {e}") from None
-    except Exception as e:  # Spark's AnalysisException etc.: one line
-        raise PaimonMagicError(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else e}") from None
+    except PaimonLabError as e:
+        if type(e).__name__ == "SparkJobError":  # its message starts with the task's Python error
+            raise PaimonMagicError(str(e)) from None
+        raise PaimonMagicError(f"{type(e).__name__}: {python_error(e) if _wraps_spark(e) else e}") from None
+    except Exception as e:  # Spark's AnalysisException, a task's error inside a JVM trace, ...
+        raise PaimonMagicError(python_error(e)) from None
     if result is None or isinstance(result, int):
         return None
-    if hasattr(result, "toPandas"):
-        return result.toArrow() if arrow and hasattr(result, "toArrow") else result.toPandas()
     return result
+
+
+def _wraps_spark(e: BaseException) -> bool:
+    return "Traceback (most recent call last)" in str(e)
+
+
+def _new_spark_session():
+    """A local Spark session for ``--engine spark`` (loopback only, no UI) whose Python workers
+    run this interpreter."""
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    return (SparkSession.builder.master("local[*]").appName("paimon-lab")
+            .config("spark.pyspark.python", sys.executable)
+            .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate())
 
 
 def load_ipython_extension(ip) -> None:

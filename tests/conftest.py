@@ -135,6 +135,36 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A Spark standalone cluster on 127.0.0.1 (a master and one 2-core worker, JVMs started from
+    the pyspark package's jars; executors in JVMs of their own): its master URL. Stopped by the
+    process ids it started, also when a test fails. Skipped like ``spark``."""
+    import os
+    import shutil
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark tests need Java (no java on PATH and no JAVA_HOME)")
+    pyspark = pytest.importorskip("pyspark")
+    if tuple(int(x) for x in pyspark.__version__.split(".")[:2]) < (4, 1):
+        pytest.skip(f"Spark tests need PySpark >= 4.1, found {pyspark.__version__}")
+    from paimon_lab.spark.cluster import LocalCluster
+
+    cluster = LocalCluster(cores=2, memory="2g", workdir=str(tmp_path_factory.mktemp("spark-cluster")))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        pids = cluster.pids()
+        cluster.stop()
+        for pid in pids:  # nothing left behind
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                continue
+            raise AssertionError(f"Spark cluster process {pid} is still running")
+
+
 # ---------------------------------------------------------------- markers by what a test needs
 
 def pytest_collection_modifyitems(config, items):
@@ -143,7 +173,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         path = str(item.fspath)
-        if "spark" in fixtures or path.endswith("test_spark.py"):
+        if fixtures & {"spark", "spark_cluster"} or path.endswith("test_spark.py"):
             item.add_marker(pytest.mark.spark)
         if path.endswith("test_browser.py"):
             item.add_marker(pytest.mark.browser)

@@ -24,9 +24,12 @@ pytestmark = pytest.mark.slow
 
 # ---------------------------------------------------------------------------------------- helpers
 
-@pytest.fixture(scope="module", autouse=True)
-def _registered(spark):
-    ps.register(spark)  # tests name the warehouse per read/write with .option("warehouse", ...)
+@pytest.fixture(autouse=True)
+def _registered(request):
+    """Tests that use the local ``spark`` session get the data source registered (tests name the
+    warehouse per read/write with .option("warehouse", ...)); the cluster test starts no local session."""
+    if "spark" in request.fixturenames:
+        ps.register(request.getfixturevalue("spark"))
 
 
 @pytest.fixture
@@ -180,15 +183,74 @@ def test_spark_pk_write_table_read_by_paimon_lab_and_pypaimon(pypaimon, spark, w
         assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:]))
 
 
-def test_two_tasks_writing_one_bucket_are_refused(spark, wh, cat):
+KINDS = {  # name -> (primary keys, partition keys, table options)
+    "append": ([], ["dt"], {}),
+    "append-bucket": ([], ["dt"], {"bucket": "2", "bucket-key": "k"}),
+    "pk-dedup": (["k", "dt"], ["dt"], {"bucket": "2"}),
+    "pk-dedup-dv": (["k", "dt"], ["dt"], {"bucket": "2", "deletion-vectors.enabled": "true"}),
+    "pk-dynamic": (["k", "dt"], ["dt"], {"bucket": "-1", "dynamic-bucket.target-row-num": "40"}),
+    "pk-first-row": (["k", "dt"], ["dt"], {"bucket": "2", "merge-engine": "first-row"}),
+    "pk-partial-update": (["k", "dt"], ["dt"], {"bucket": "2", "merge-engine": "partial-update"}),
+    "pk-aggregation": (["k", "dt"], ["dt"], {"bucket": "1", "merge-engine": "aggregation",
+                                             "fields.v.aggregate-function": "sum",
+                                             "fields.s.aggregate-function": "last_non_null_value"}),
+    "pk-lookup-changelog": (["k", "dt"], ["dt"], {"bucket": "2", "changelog-producer": "lookup"}),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_plain_write_of_many_tasks_gives_one_writers_result(spark, wh, cat, kind):
+    """df.write.format("paimon") into any table kind: one atomic commit, and for primary-key
+    tables the rows merged as one writer reading the DataFrame partition by partition, row by
+    row (spark.range puts ascending ids in ascending partitions)."""
+    pk, parts, options = KINDS[kind]
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=not pk), ("v", pa.int64()), ("s", pa.string()),
+                        pa.field("dt", pa.string(), nullable=not pk)])
+
+    def frame(start, n):
+        return spark.range(start, start + n, 1, numPartitions=3).selectExpr(
+            "id % 37 AS k", "id AS v", "CASE WHEN id % 5 = 0 THEN NULL ELSE concat('s', id) END AS s",
+            "CASE WHEN id % 37 < 20 THEN 'a' ELSE 'b' END AS dt")
+
+    def arrow(start, n):
+        ids = pa.array(range(start, start + n), pa.int64())
+        return pa.table({"k": pa.compute.remainder(ids, 37), "v": ids,
+                         "s": [None if i % 5 == 0 else f"s{i}" for i in range(start, start + n)],
+                         "dt": ["a" if i % 37 < 20 else "b" for i in range(start, start + n)]}, schema=schema)
+
+    t = cat.create_table(f"db.{kind.replace('-', '_')}", schema, primary_keys=pk, partition_keys=parts,
+                         options=options)
+    one = cat.create_table(f"db.{kind.replace('-', '_')}_single", schema, primary_keys=pk, partition_keys=parts,
+                           options=options)
+    for start, n in ((0, 300), (300, 150)):
+        before = len(t.snapshots())
+        write(frame(start, n), wh, t.identifier)
+        one.write(arrow(start, n))
+        kinds = [s.commit_kind for s in t.snapshots()[before:]]
+        assert kinds[0] == "APPEND" and set(kinds[1:]) <= {"COMPACT"} and len(kinds) <= 2, kinds
+    assert rows_of(t.to_arrow()) == rows_of(one.to_arrow())
+    assert rows_of(read(spark, wh, t.identifier)) == rows_of(one.to_arrow())
+    # Every task's files in a bucket have sequence numbers of their own.
+    levels = t.levels() if pk else None
+    if levels is not None:
+        for _, group in levels.groupby(levels["partition"].map(str) + levels["bucket"].map(str)):
+            ranges = sorted(zip(group.min_sequence_number, group.max_sequence_number))
+            assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])), ranges
+    assert data_files(t) >= live_files(t)
+    if kind == "pk-dynamic":  # the merged HASH index holds every key once
+        from paimon_lab.bucket import live_index_entries
+
+        assert sum(e.index_file.row_count for e in live_index_entries(t, "HASH")) == 37
+
+
+def test_overwrite_of_pk_table_by_many_tasks(spark, wh, cat):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     t = cat.create_table("db.pk1", schema, primary_keys=["id"], options={"bucket": "1"})
-    df = to_spark(spark, pa.table({"id": list(range(50)), "v": ["a"] * 50}, schema=schema), 2)
-    with pytest.raises(Exception, match="write_table"):
-        write(df, wh, "db.pk1")
-    assert t.snapshots() == [] and data_files(t) == set()
-    ps.write_table(df, "db.pk1", wh)
-    assert t.to_arrow().num_rows == 50
+    t.write(pa.table({"id": [100, 1], "v": ["old", "old"]}, schema=schema))
+    df = spark.range(0, 50, 1, numPartitions=2).selectExpr("id % 10 AS id", "concat('v', id) AS v")
+    write(df, wh, "db.pk1", mode="overwrite")
+    assert t.latest_snapshot().commit_kind in ("OVERWRITE", "COMPACT")
+    assert rows_of(t.to_arrow()) == [(i, f"v{40 + i}") for i in range(10)]
 
 
 def test_write_table_creates_missing_table(spark, wh, cat):
@@ -235,8 +297,10 @@ def test_failed_job_commits_nothing_and_leaves_no_files(spark, wh, cat):
     try:
         df = spark.range(0, 20_000, numPartitions=2).select(
             explode_late("id").alias("id"), F.concat(F.lit("v"), F.col("id").cast("string")).alias("v"))
-        with pytest.raises(Exception, match="boom at 18000"):
+        with pytest.raises(Exception, match="boom at 18000") as failed:
             write(df, wh, "db.fail")
+        # Spark's exception text starts with JVM text; the Python error inside it, pulled out:
+        assert ps.python_error(failed.value) == "ValueError: boom at 18000"
     finally:
         spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
     assert len(t.snapshots()) == 1
@@ -389,6 +453,220 @@ def test_streaming_write_is_exactly_once_across_restarts(pypaimon, spark, wh, ca
     assert [(s.commit_user, s.commit_identifier) for s in dst.snapshots()] == [("copy-job", 0), ("copy-job", 1)]
     assert data_files(dst) == live_files(dst)  # the replay's files were deleted
     assert py_rows(pypaimon, wh, "db.out") == want
+
+
+# ---------------------------------------------------------------------------------------- workers' Python
+
+def test_python_error_puts_the_python_exception_first():
+    text = ("[PYTHON_DATA_SOURCE_ERROR] Failed to initialize Python data source writer: Traceback (most recent "
+            "call last):\n  File \"x.py\", line 1, in f\n    g()\nModuleNotFoundError: No module named 'paimon_lab'\n"
+            " SQLSTATE: 38000")
+    assert ps.python_error(text) == "ModuleNotFoundError: No module named 'paimon_lab'"
+    job = ("An error occurred while calling o93.save.\n: org.apache.spark.SparkException: Job aborted due to stage "
+           "failure: Task 1 in stage 3.0 failed 1 times, most recent failure: Lost task 1.0: "
+           "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+           "  File \"/w/worker.py\", line 9, in main\n    process()\n"
+           "paimon_lab.errors.DataValidationError: Column 'id' is NOT NULL but has 1 null value(s)\n\n"
+           "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:700)\n"
+           "Caused by: org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+           "ValueError: other\n")
+    assert ps.python_error(job) == "DataValidationError: Column 'id' is NOT NULL but has 1 null value(s)"
+    assert ps.python_error(KeyError("k")) == "KeyError: 'k'"
+
+
+def test_workers_python_is_configured_and_checked(spark, monkeypatch):
+    """register() points the workers at this interpreter when nobody chose one, and a worker
+    interpreter that cannot run paimon_lab is reported with what to set."""
+    import sys
+
+    from paimon_lab.spark import env
+
+    sc = spark.sparkContext
+    saved_exec, saved_path = sc.pythonExec, sc.environment.get("PYTHONPATH")
+    try:
+        monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+        sc.pythonExec = env.DEFAULT_EXEC  # a session built without PYSPARK_PYTHON
+        assert env.configure_workers(spark) == sys.executable
+        if not env._on_default_path(env.package_root()):  # a checkout: the workers get its directory
+            assert env.package_root() in sc.environment["PYTHONPATH"].split(os.pathsep)
+        assert env.check_workers(spark, force=True) == sys.executable
+        monkeypatch.setenv("PYSPARK_PYTHON", "/nonexistent/bin/python3")  # the user's choice is kept ...
+        assert env.configure_workers(spark) == "/nonexistent/bin/python3"
+        with pytest.raises(env.WorkerEnvironmentError) as err:  # ... and checked
+            env.check_workers(spark, force=True)
+        first, fix = str(err.value).splitlines()[:2]
+        assert first.startswith("Spark's Python workers (/nonexistent/bin/python3) cannot run paimon_lab: ")
+        assert f"PYSPARK_PYTHON={sys.executable}" in fix and "spark.executorEnv.PYTHONPATH" in fix
+    finally:
+        sc.pythonExec = saved_exec
+        if saved_path is None:
+            sc.environment.pop("PYTHONPATH", None)
+        else:
+            sc.environment["PYTHONPATH"] = saved_path
+
+
+def test_magic_engine_spark_shows_the_python_error_first(spark, wh, cat):
+    import paimon_lab.sql as sql_module
+    from paimon_lab.magic import PaimonMagicError, run_magic
+
+    pytest.importorskip("sqlglot")
+    cat.create_table("db.nn", pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())]))
+    sql_module.set_default_session(None)
+    try:
+        run_magic(None, "", f"CREATE CATALOG lab WITH ('type' = 'paimon', 'warehouse' = '{wh}');\nUSE CATALOG lab;")
+        run_magic(None, "--engine spark", "INSERT INTO db.nn SELECT 1, 'x'")
+        with pytest.raises(PaimonMagicError) as err:  # fails in a Spark task, on an executor
+            run_magic(None, "--engine spark", "INSERT INTO db.nn SELECT CAST(NULL AS BIGINT), 'y'")
+        assert err.value.message.startswith("DataValidationError: Column 'id' is NOT NULL but has 1 null value(s)")
+        with pytest.raises(PaimonMagicError) as err:  # fails in Spark's analyzer
+            run_magic(None, "--engine spark", "SELECT nope FROM db.nn")
+        assert err.value.message.startswith("AnalysisException: ") or "nope" in err.value.message
+        got = run_magic(None, "--engine spark", "SELECT id, v FROM db.nn")
+        assert got.to_dict("list") == {"id": [1], "v": ["x"]}
+    finally:
+        sql_module.default_session().close()
+        sql_module.set_default_session(None)
+
+
+LOCAL_JOB = """
+import sys, tempfile
+import pyarrow as pa
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+from paimon_lab import Catalog
+from paimon_lab import spark as ps
+wh = tempfile.mkdtemp()
+Catalog(wh).create_database("db")
+Catalog(wh).create_table("db.t", pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())]),
+                         primary_keys=["k"], options={"bucket": "2"})
+ps.register(spark, warehouse=wh)
+spark.range(0, 100, 1, numPartitions=2).selectExpr("id % 10 AS k", "cast(id AS string) AS v") \
+    .write.format("paimon").mode("append").save("db.t")
+rows = sorted(tuple(r) for r in spark.read.format("paimon").load("db.t").collect())
+workers = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
+print("RESULT", rows == [(k, str(90 + k)) for k in range(10)], workers[0] == sys.executable, sys.executable)
+"""
+
+
+def test_fresh_environment_without_exported_variables(tmp_path):
+    """paimon_lab installed in a virtualenv (here: .pth files), a shell with nothing exported
+    (no PYSPARK_PYTHON, no PYTHONPATH): the data source works, its workers run the venv's Python."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    from paimon_lab.spark.env import package_root
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], package_root()}
+    (tmp_path / "venv" / site.split(str(venv) + "/", 1)[1] / "deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+    job = tmp_path / "job.py"
+    job.write_text(LOCAL_JOB)
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "JAVA_HOME", "LANG") if k in os.environ}
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"  # loopback only (not about Python)
+    r = subprocess.run([str(py), str(job)], env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    result = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT")]
+    assert r.returncode == 0 and result, r.stderr[-3000:]
+    assert result[0].split()[1:4] == ["True", "True", str(py)], result
+
+
+# ---------------------------------------------------------------------------------------- a real cluster
+
+CLUSTER_JOB = """
+import json, sys, time
+from pyspark.sql import SparkSession, functions as F
+master, wh, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+spark = (SparkSession.builder.master(master).appName("paimon-lab-cluster-test")
+         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.executor.memory", "1g").config("spark.sql.shuffle.partitions", "4")
+         .config("spark.python.daemon.module", "paimon_lab.spark.daemon").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+import pyarrow as pa
+from paimon_lab import Catalog
+from paimon_lab import spark as ps
+out = {"python_exec_before": spark.sparkContext.pythonExec}
+ps.register(spark, warehouse=wh)   # points the executors' Python workers at this interpreter
+cat = Catalog(wh)
+cat.create_database("db", ignore_if_exists=True)
+cat.create_table("db.pk", pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.int64()), ("s", pa.string())]),
+                 primary_keys=["k"], options={"bucket": "4"})
+keys = n * 4 // 5   # ids keys..n-1 (the last partition) update keys 0..n/5-1 written by the first
+df = spark.range(0, n, 1, numPartitions=4).selectExpr(f"id % {keys} AS k", "id AS v", "concat('s', id) AS s")
+def agg():
+    r = spark.read.format("paimon").load("db.pk").agg(
+        F.count("*"), F.sum("v"), F.sum(F.length("s")), F.max("v"), F.countDistinct("k")).collect()[0]
+    return [int(x) for x in r]
+t = time.time(); df.write.format("paimon").mode("append").save("db.pk"); out["write_s"] = time.time() - t
+t = time.time(); out["read1"] = agg(); out["read1_s"] = time.time() - t
+t = time.time(); out["compact_id"] = ps.compact(spark, "db.pk", full=True); out["compact_s"] = time.time() - t
+t = time.time(); out["read2"] = agg(); out["read2_s"] = time.time() - t
+table = cat.get_table("db.pk")
+out["kinds"] = [s.commit_kind for s in table.snapshots()]
+out["levels"] = sorted(set(table.levels().level.tolist()))
+out["top"] = table.kv_layout_num_levels() - 1
+out["workers"] = sorted(set(spark.sparkContext.parallelize(range(4), 4).map(lambda _: sys.executable).collect()))
+out["executors"] = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+spark.stop()
+print("RESULT " + json.dumps(out))
+"""
+
+
+def _clean_env(cwd) -> dict[str, str]:
+    """What a fresh shell has: no PYSPARK_PYTHON, no PYTHONPATH for Spark. The driver itself
+    still needs to import paimon_lab: an installed paimon_lab needs nothing, a checkout run
+    with PYTHONPATH keeps it for the driver process only (executors never see it)."""
+    import subprocess
+    import sys
+
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR") if k in os.environ}
+    probe = subprocess.run([sys.executable, "-c", "import paimon_lab"], env=env, capture_output=True, cwd=cwd)
+    if probe.returncode != 0:
+        env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"  # the driver binds to loopback only (not about Python)
+    return env
+
+
+def test_plain_write_on_a_standalone_cluster(spark_cluster, tmp_path):
+    """2M rows through df.write.format("paimon") into a primary-key table on a real standalone
+    cluster (executor JVMs with Python workers of their own), read back with an aggregate,
+    compacted by the distributed compaction, read again. The driver runs in a clean environment:
+    the Python workers find paimon_lab because register() configured them."""
+    import json
+    import subprocess
+    import sys
+
+    n = 2_000_000
+    job = tmp_path / "job.py"
+    job.write_text(CLUSTER_JOB)
+    wh = tmp_path / "wh"
+    started = time.monotonic()
+    r = subprocess.run([sys.executable, str(job), spark_cluster.master_url, str(wh), str(n)], env=_clean_env(tmp_path),
+                       capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    took = time.monotonic() - started
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert r.returncode == 0 and lines, r.stderr[-4000:]
+    out = json.loads(lines[0][len("RESULT "):])
+    keys, dup = n * 4 // 5, n - n * 4 // 5
+    # key k < dup: its row from the last partition (v = k + keys) wins over the first's (v = k)
+    want_sum = keys * (keys - 1) // 2 + dup * keys
+    want_len = sum(len(f"s{v}") for v in range(dup, n)) if n <= 10_000 else None
+    for read in ("read1", "read2"):
+        count, total, length, top, distinct = out[read]
+        assert (count, total, top, distinct) == (keys, want_sum, n - 1, keys), (read, out)
+        assert want_len is None or length == want_len
+    assert out["read1"] == out["read2"]
+    assert out["kinds"] == ["APPEND", "COMPACT"] and out["compact_id"] == 2
+    assert out["levels"] == [out["top"]]
+    assert out["python_exec_before"] == "python3" and out["workers"] == [sys.executable], out
+    assert out["executors"] >= 1
+    print(f"cluster job: {took:.1f}s total, write {out['write_s']:.1f}s, read {out['read1_s']:.1f}s, "
+          f"compact {out['compact_s']:.1f}s, read {out['read2_s']:.1f}s")
 
 
 # ---------------------------------------------------------------------------------------- compaction, SQL

@@ -137,3 +137,108 @@ class Spark(Workload):
                 # each in its own interpreter (pypaimon has a virtual environment of its own)
                 out[f"{name}:{step}"] = data.fingerprint_like(read_back(name, st.targets[step]), ctx.expected)
         return out
+
+
+# ---------------------------------------------------------------------------------------- on a cluster
+
+CLUSTER_STEPS = ("write", "read")  # the run's time; "compact" and "read_compacted" are extra laps
+
+
+@dataclass
+class ClusterState:
+    spark: Any
+    df: Any
+    expected: tuple[int, int, int]
+    target: Any
+
+
+@register
+class SparkCluster(Workload):
+    """``spark_cluster``: the job of the cluster test on a Spark standalone cluster on loopback
+    (a master and a 3 GiB worker with 2 cores started from the pyspark jars, executors in JVMs
+    of their own): the rows into a fresh primary-key table with a plain
+    ``df.write.format("paimon").mode("append").save(...)`` (no shuffle: every task writes every
+    bucket, see paimon_lab.spark.shared), beside ``df.write.partitionBy("dt").parquet(...)`` of the
+    same cached DataFrame; then the aggregate of :func:`aggregate` over the table. The run's
+    time is ``write`` + ``read``; paimon-lab also compacts (``ps.compact(full=True)``, the
+    distributed compaction) and reads again, kept as the laps ``compact`` and ``read_compacted``.
+
+    Untimed: the cluster, the session, the cached input (2 partitions), priming on 200 rows."""
+
+    name = "spark_cluster"
+    description = ("on a standalone Spark cluster (loopback, 2 cores): plain df.write into a fresh PK table "
+                   "(bucket 2) vs df.write.parquet, then an aggregate read (time = write + read)")
+    order = 101
+    systems = ("paimon_lab", "spark_parquet")
+    requires = ("spark_create", "spark_write", "spark_read")
+    summary = "sum"
+    process_tree = True
+    max_repeat = 3
+    opt_in = True  # only with --only spark_cluster (its cluster test runs in CI: tests/test_spark.py)
+
+    def unavailable(self) -> str | None:
+        return sparkenv.unavailable()
+
+    def run_seconds(self, laps: dict[str, float]) -> float:
+        return sum(v for k, v in laps.items() if k in CLUSTER_STEPS)
+
+    def prepare(self, ctx: Context, system) -> ClusterState:
+        from paimon_lab.spark.cluster import LocalCluster
+
+        cluster = LocalCluster(cores=2, memory="3g", workdir=os.path.join(ctx.run_dir, "_cluster"))
+        os.makedirs(cluster.dir, exist_ok=True)
+        cluster.start()
+        atexit.register(cluster.stop)   # runs after spark.stop (registered later, runs first)
+        spark = sparkenv.cluster_session(cluster.master_url)
+        atexit.register(spark.stop)
+        path = os.path.join(ctx.cell_dir, "input.parquet")
+        if not os.path.exists(path):
+            import pyarrow.parquet as pq
+
+            pq.write_table(data.load(ctx.data_path), path + ".tmp")
+            os.replace(path + ".tmp", path)
+        df = spark.read.parquet(path).select(*COLUMNS).repartition(2).cache()
+        expected = aggregate(df)
+        small = spark.createDataFrame(data.generate(200, seed=1)).select(*COLUMNS).repartition(2)
+        prime = os.path.join(ctx.run_dir, "_spark_prime")
+        os.makedirs(prime, exist_ok=True)
+        self._steps(system, spark, small, system.spark_create(spark, prime, True))
+        target_dir = os.path.join(ctx.run_dir, "pk")
+        os.makedirs(target_dir, exist_ok=True)
+        return ClusterState(spark, df, expected, system.spark_create(spark, target_dir, True))
+
+    @staticmethod
+    def _steps(system, spark, df, target, lap=None):
+        import contextlib
+
+        lap = lap or (lambda name: contextlib.nullcontext())
+        with lap("write"):
+            system.spark_write(spark, df, target)
+        with lap("read"):
+            result = aggregate(system.spark_read(spark, target))
+        from ..systems import System
+
+        if type(system).spark_compact is System.spark_compact:
+            return result  # Parquet files: nothing to compact
+        with lap("compact"):
+            system.spark_compact(spark, target)
+        with lap("read_compacted"):
+            again = aggregate(system.spark_read(spark, target))
+        return result if again == result else (result, again)
+
+    def run(self, ctx: Context, system, st: ClusterState):
+        return self._steps(system, st.spark, st.df, st.target, ctx.lap)
+
+    def check(self, ctx: Context, system, st: ClusterState, result) -> list[str]:
+        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], tuple):
+            return [f"the compacted table reads {result[1]}, before compaction {result[0]}"]
+        if result != st.expected:
+            return [f"Spark read {result} (rows, xor, sum), the input is {st.expected}"]
+        return []
+
+    def verify(self, ctx: Context, system, st: ClusterState, result) -> dict[str, data.Fingerprint]:
+        problems = self.check(ctx, system, st, result)
+        if problems:
+            raise AssertionError(problems[0])
+        table = system.spark_read(st.spark, st.target).toArrow()
+        return {f"{system.name}:pk via Spark (cluster)": data.fingerprint_like(table, ctx.expected)}

@@ -7,8 +7,8 @@
     spark.read.format("paimon").option("snapshot-id", 3).load("db.t")    # time travel:
     #   snapshot-id | scan.snapshot-id | versionAsOf, tag | scan.tag-name, timestamp-millis
     #   read-optimized=true, columns="a,b" (Python data sources get no column pruning from Spark)
-    df.write.format("paimon").mode("append").save("db.t")   # one atomic snapshot; abort = no files
-    ps.write_table(df, "db.t", mode="overwrite")     # shuffles by bucket first (PK / fixed-bucket tables)
+    df.write.format("paimon").mode("append").save("db.t")   # any table kind; one atomic commit; abort = no files
+    ps.write_table(df, "db.t", mode="overwrite")     # the same after a shuffle by bucket (fewer files)
     ps.compact(spark, "db.t", full=True)              # buckets spread over tasks, one COMPACT snapshot
 
     spark.readStream.format("paimon").load("db.t")     # offsets = snapshot ids; scan.mode, rowkind=true,
@@ -27,20 +27,34 @@ keeps reading the snapshot its first query planned; ``load()`` again to see newe
 
 Writes: ``mode("overwrite")`` replaces the whole table (``partitionOverwriteMode=dynamic``: only
 the partitions written). A missing table is created from the DataFrame's schema with options
-``primary-keys``, ``partition-keys`` and any Paimon table option. Each bucket of a primary-key
-or fixed-bucket table must be written by one task (sequence numbers); a commit in which two tasks
-wrote the same bucket is refused: use :func:`write_table` or :func:`bucketed` (which also works
-on streaming DataFrames). Streaming sinks commit as ``commit-user`` (default
-``spark-streaming-<table>``): give each query writing a table its own.
+``primary-keys``, ``partition-keys`` and any Paimon table option. Any number of tasks may write
+the same bucket of any table kind (:mod:`paimon_lab.spark.shared`): the write is one commit
+(APPEND, plus a COMPACT snapshot where the table's writers would compact), and a primary-key
+table gets the result of one writer that reads the DataFrame partition by partition (Spark
+partition index), row by row. Only cross-partition-update tables (dynamic bucket, primary key
+without all partition keys) need one task: :func:`write_table`. Streaming sinks commit as
+``commit-user`` (default ``spark-streaming-<table>``): give each query writing a table its own.
+
+Python workers: :func:`register` (also called by :func:`write_table`, :func:`sql` and
+``%%paimon --engine spark``) points Spark's Python workers at the interpreter running paimon_lab
+on a local master or a standalone master on loopback, unless ``PYSPARK_PYTHON`` /
+``spark.pyspark.python`` names one, and checks once per SparkContext that a worker imports
+paimon_lab (:class:`WorkerEnvironmentError` says what to set otherwise). On a cluster whose
+workers run another Python, install paimon_lab there or set ``spark.pyspark.python`` to a
+Python on the workers that has it, or ship it (``sc.addPyFile``, ``spark.executorEnv.PYTHONPATH``).
+Failed helpers raise :class:`SparkJobError` whose message starts with the task's Python error;
+:func:`python_error` pulls that ``Type: message`` out of any Spark exception.
 
 Tip: ``.config("spark.python.daemon.module", "paimon_lab.spark.daemon")`` starts executor Python
 workers with paimon_lab already imported.
 """
 
 from .datasource import PaimonDataSource, TableRef
-from .jobs import bucketed, compact, register, write_table
+from .env import WorkerEnvironmentError, check_workers, configure_workers, python_error
+from .jobs import SparkJobError, bucketed, compact, register, write_table
 from .sql import sql
 from .types import spark_schema, spark_type
 
 __all__ = ["register", "PaimonDataSource", "TableRef", "write_table", "bucketed", "compact", "sql",
-           "spark_schema", "spark_type"]
+           "spark_schema", "spark_type", "python_error", "configure_workers", "check_workers",
+           "WorkerEnvironmentError", "SparkJobError"]

@@ -2,9 +2,12 @@
 
 Reads: the driver plans the table's splits (time travel and pushed filters included) and every
 split becomes one InputPartition that an executor reads with paimon_lab as Arrow record batches.
-Writes: every task writes data files with its own :class:`~paimon_lab.TableWriter` and returns
-the resulting commit messages; the driver commits them as one snapshot, or deletes the files if
-the job failed. Streams: offsets are snapshot ids; the sink stores Spark's batch id as the
+Writes: the driver pins the latest snapshot when Spark asks for the writer; every task writes
+level-0 data files against it with a sequence-number range of its own (its Spark partition id
+picks it) and returns the resulting commit messages; the driver commits them as one snapshot
+(then compacts as the table's writers would), or deletes the files if the job failed. Any
+number of tasks may write one bucket: see :mod:`paimon_lab.spark.shared` for how that gives
+one writer's result. Streams: offsets are snapshot ids; the sink stores Spark's batch id as the
 snapshot's commit identifier and skips a batch that is already committed (exactly once).
 """
 
@@ -359,6 +362,8 @@ class PaimonCommitMessage(WriterCommitMessage):
 
     task: str
     messages: list[CommitMessage] = field(default_factory=list)
+    hashes: dict = field(default_factory=dict)  # dynamic bucket: (partition, bucket) -> new key hashes
+    snapshot_id: int | None = None              # the snapshot the task wrote against
 
 
 def _job_id() -> str:
@@ -394,19 +399,28 @@ def remove_job_files(table: Table, job: str) -> list[str]:
     return found
 
 
-def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch],
-                job: str | None = None) -> PaimonCommitMessage:
+def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch], job: str | None = None,
+                snapshot_id: int | None = None, pinned: bool = False) -> PaimonCommitMessage:
+    """One Spark task's share of a write (see :mod:`paimon_lab.spark.shared`): files written
+    against the snapshot the driver pinned (``pinned``; streams: the latest), with this task's
+    own sequence-number range, not committed."""
+    from .shared import task_index, task_writer
+
     table = ref.open()
-    writer = TableWriter(table, overwrite=overwrite, file_uuid=_task_file_uuid(job) if job else None)
+    sm = table.snapshot_manager
+    snapshot = (sm.snapshot(snapshot_id) if snapshot_id is not None else None) if pinned else sm.latest()
+    writer = task_writer(table, str(uuid.uuid4()), snapshot, task_index(), overwrite=overwrite,
+                         file_uuid=_task_file_uuid(job) if job else None)
     try:
         for batch in batches:
             if batch.num_rows:
                 writer.write(batch)
         messages = writer.prepare_commit()
+        hashes = writer.added_hashes()
     except BaseException:
         writer.abort()  # deletes whatever this task had written
         raise
-    return PaimonCommitMessage(uuid.uuid4().hex, messages)
+    return PaimonCommitMessage(uuid.uuid4().hex, messages, hashes, snapshot.id if snapshot else None)
 
 
 def _messages(commit_messages: list) -> tuple[list[CommitMessage], list[PaimonCommitMessage]]:
@@ -414,26 +428,20 @@ def _messages(commit_messages: list) -> tuple[list[CommitMessage], list[PaimonCo
     return [m for t in tasks for m in t.messages], tasks
 
 
-def check_bucket_ownership(table: Table, tasks: list[PaimonCommitMessage]) -> None:
-    """Refuse a commit in which two tasks wrote the same bucket of a table whose buckets carry
-    sequence numbers (primary-key and fixed-bucket tables): their files would claim the same
-    sequence numbers. :func:`paimon_lab.spark.write_table` shuffles so this cannot happen."""
-    bucketed = table.schema.core.bucket > 0
-    dynamic = bool(table.schema.primary_keys) and not bucketed
-    if not (bucketed or dynamic):
+def check_single_writer(table: Table, tasks: list[PaimonCommitMessage]) -> None:
+    """Refuse a commit in which several tasks wrote a cross-partition-update table (dynamic
+    bucket, primary key without all partition keys): a key's partition must be decided by one
+    writer. :func:`paimon_lab.spark.write_table` writes such tables from one task."""
+    from .shared import cross_partition
+
+    if not cross_partition(table):
         return
-    owner: dict[Any, str] = {}
-    for t in tasks:
-        for m in t.messages:
-            key = (m.partition, m.bucket) if bucketed else m.partition
-            other = owner.setdefault(key, t.task)
-            if other != t.task:
-                what = f"bucket {m.bucket} of partition {table.partition_codec.to_dict(m.partition)}" \
-                    if bucketed else f"partition {table.partition_codec.to_dict(m.partition)}"
-                raise PaimonLabError(
-                    f"Two Spark tasks wrote {what} of {table.identifier}; each bucket of a primary-key or "
-                    "fixed-bucket table must be written by one task. Use paimon_lab.spark.write_table(df, ...) "
-                    "(or paimon_lab.spark.bucketed(df, ...)) to shuffle rows by bucket before writing.")
+    writers = [t for t in tasks if t.messages]
+    if len(writers) > 1:
+        raise PaimonLabError(
+            f"{len(writers)} Spark tasks wrote {table.identifier}, a cross-partition-update table (its primary "
+            f"key {list(table.schema.primary_keys)} lacks partition keys): every key must be routed by one writer. "
+            "Use paimon_lab.spark.write_table(df, ...) (one task) or df.coalesce(1).write...")
 
 
 def _partition_predicate(table: Table, messages: list[CommitMessage]) -> Predicate | None:
@@ -448,12 +456,23 @@ def _partition_predicate(table: Table, messages: list[CommitMessage]) -> Predica
 
 
 def commit_messages(table: Table, commit_user: str, tasks: list[PaimonCommitMessage], *,
-                    overwrite: bool = False, dynamic: bool = False, identifier: int | None = None) -> int | None:
-    """Commit what the tasks wrote as one snapshot (plus a COMPACT one if writers compacted);
-    on failure delete the files. Returns the new snapshot id (None: nothing committed)."""
+                    overwrite: bool = False, dynamic: bool = False, identifier: int | None = None,
+                    job: str | None = None) -> int | None:
+    """Commit what the tasks wrote as one APPEND (or OVERWRITE) snapshot, plus a COMPACT one
+    with the compaction the buckets' writers would have done (see :mod:`.shared`); on failure
+    delete the files. Returns the id of the snapshot with the data (None: nothing committed)."""
+    from ..manifest import FileNamer
+    from .shared import merge_hash_index
+
     messages = [m for t in tasks for m in t.messages]
     try:
-        check_bucket_ownership(table, tasks)
+        check_single_writer(table, tasks)
+        pinned = {t.snapshot_id for t in tasks if t.messages or t.hashes} - {None}
+        snap = table.snapshot_manager.snapshot(min(pinned)) if pinned else None
+        namer = FileNamer("index-")
+        if job:
+            namer.uuid = _task_file_uuid(job)
+        messages += merge_hash_index(table, snap, [t.hashes for t in tasks if t.hashes], namer)
         target: Predicate | bool | None = None
         if overwrite:
             target = _partition_predicate(table, messages) if (dynamic and table.partition_keys) else True
@@ -465,35 +484,67 @@ def commit_messages(table: Table, commit_user: str, tasks: list[PaimonCommitMess
         table.discard(messages)
         raise
     sid = first if first is not None else second
+    _compact_after_commit(table, commit_user, {(m.partition, m.bucket) for m in messages if m.new_files}, kw)
     if sid is not None and not table.schema.core.get("write-only"):
         table.expire_snapshots()  # as TableWriter.commit and Paimon's committers do
     return sid
 
 
+def _compact_after_commit(table: Table, commit_user: str, touched: set, kw: dict) -> None:
+    """The COMPACT snapshot of a shared write; a lost race leaves the data committed and warns
+    (as TableWriter's catch-up does)."""
+    import warnings
+
+    from ..errors import CommitConflictError
+    from .shared import commit_compaction
+
+    for _ in range(3):
+        table.refresh()
+        compacted: list[CommitMessage] = []
+        try:
+            compacted = commit_compaction(table, commit_user, touched)
+            if compacted:
+                FileStoreCommit(table, commit_user).commit(compacted, **kw)
+            return
+        except CommitConflictError:
+            table.discard(compacted)
+            continue
+        except BaseException:
+            table.discard(compacted)
+            raise
+    warnings.warn(f"{table.identifier}: the written buckets were not compacted (other commits kept winning); "
+                  "run paimon_lab.spark.compact or Table.compact", stacklevel=2)
+
+
 class PaimonWriter(DataSourceArrowWriter):
     """Batch writes (``mode('append')`` / ``mode('overwrite')``) as one atomic commit."""
 
-    def __init__(self, ref: TableRef, overwrite: bool, dynamic: bool):
+    def __init__(self, ref: TableRef, overwrite: bool, dynamic: bool, snapshot_id: int | None = None):
         self.ref = ref
         self.overwrite = overwrite
         self.dynamic = dynamic
         self.commit_user = str(uuid.uuid4())
         self.job = _job_id()
+        self.snapshot_id = snapshot_id  # pinned on the driver: every task writes against it
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        return _write_task(self.ref, self.overwrite, iterator, self.job)
+        return _write_task(self.ref, self.overwrite, iterator, self.job, self.snapshot_id, pinned=True)
 
     def commit(self, messages: list) -> None:
         _, tasks = _messages(messages)
-        commit_messages(self.ref.open(), self.commit_user, tasks, overwrite=self.overwrite, dynamic=self.dynamic)
+        commit_messages(self.ref.open(), self.commit_user, tasks, overwrite=self.overwrite, dynamic=self.dynamic,
+                        job=self.job)
 
     def abort(self, messages: list) -> None:
         msgs, _ = _messages(messages)
         table = self.ref.open()
         table.discard(msgs)
-        # Tasks Spark is still killing may write a file or two after this: sweep until quiet.
-        for _ in range(5):
-            if not remove_job_files(table, self.job):
+        # Tasks Spark is still killing (spark.python.task.killTimeout: 2 s) may write files after
+        # this: sweep until two sweeps in a row find nothing, for at least 3 s (at most 10).
+        quiet = 0
+        for i in range(10):
+            quiet = 0 if remove_job_files(table, self.job) else quiet + 1
+            if quiet >= 2 and i >= 3:
                 break
             time.sleep(1.0)
 
@@ -639,9 +690,9 @@ class PaimonDataSource(DataSource):
         return table
 
     def writer(self, schema, overwrite: bool) -> PaimonWriter:
-        self._writable(schema)
+        table = self._writable(schema)
         dynamic = (_opt(self.opts, "partitionOverwriteMode") or "static").lower() == "dynamic"
-        return PaimonWriter(self._ref(), bool(overwrite), dynamic)
+        return PaimonWriter(self._ref(), bool(overwrite), dynamic, table.snapshot_manager.latest_id())
 
     def streamWriter(self, schema, overwrite: bool) -> PaimonStreamWriter:
         table = self._writable(schema)
@@ -684,4 +735,4 @@ def with_defaults(warehouse: str | None = None, filter_pushdown: bool | None = N
 
 __all__ = ["PaimonDataSource", "PaimonReader", "PaimonFilteringReader", "PaimonStreamReader", "PaimonWriter", "PaimonStreamWriter",
            "PaimonCommitMessage", "TableRef", "table_ref", "with_defaults", "commit_messages",
-           "last_committed_batch", "check_bucket_ownership", "create_table", "SHORT_NAME", "FILTER_PUSHDOWN_SAFE"]
+           "last_committed_batch", "check_single_writer", "create_table", "SHORT_NAME", "FILTER_PUSHDOWN_SAFE"]

@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 
 BUCKET_COLUMN = "__paimon_bucket"
 
+
+class SparkJobError(PaimonLabError):
+    """A Spark job of paimon_lab failed; the message starts with the Python error of the task
+    (``Type: message``), the Spark exception is its ``__cause__``."""
+
 _state: dict[str, Any] = {"warehouse": None, "sessions": set()}
 
 
@@ -28,16 +33,27 @@ def default_warehouse() -> str | None:
     return _state["warehouse"]
 
 
-def register(spark: "SparkSession", warehouse: str | None = None, *, filter_pushdown: bool | None = None) -> None:
+def register(spark: "SparkSession", warehouse: str | None = None, *, filter_pushdown: bool | None = None,
+             check: bool = True) -> None:
     """Register the ``paimon`` data source with ``spark``; with ``warehouse``, ``load("db.t")`` and
     ``save("db.t")`` need no ``warehouse`` option (and :func:`sql` knows where tables live).
 
     ``filter_pushdown`` sets the default of the ``filter-pushdown`` read option. It is off by
     default on PySpark 4.x, whose planner lets the pushed-down plan of one query leak into the
     next query on the same DataFrame (rows go missing); with it on, start every filtered query
-    from a fresh ``spark.read...load()``."""
-    from .datasource import with_defaults
+    from a fresh ``spark.read...load()``.
 
+    Before registering, Spark's Python workers are pointed at an interpreter that can import
+    paimon_lab (:func:`paimon_lab.spark.env.configure_workers`: this one, on a local master, unless
+    PYSPARK_PYTHON / spark.pyspark.python says otherwise) and, with ``check`` (once per
+    SparkContext), one task checks that a worker imports paimon_lab; if not,
+    :class:`~paimon_lab.spark.env.WorkerEnvironmentError` says what to set."""
+    from .datasource import with_defaults
+    from .env import check_workers, configure_workers
+
+    configure_workers(spark)
+    if check:
+        check_workers(spark)
     spark.dataSource.register(with_defaults(warehouse, filter_pushdown))
     # PySpark refuses readers with pushFilters() unless this is on (it is off by default).
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
@@ -59,7 +75,9 @@ def _ref(identifier: str, warehouse: str | None) -> TableRef:
 def bucketed(df: "DataFrame", identifier: str, warehouse: str | None = None, *,
              num_partitions: int | None = None) -> "DataFrame":
     """``df`` shuffled so that every bucket of the table (every partition, for dynamic-bucket
-    primary-key tables) is written by exactly one Spark task, as sequence numbers require.
+    primary-key tables; everything, for cross-partition-update tables) is written by one Spark
+    task: fewer, bigger level-0 files than a plain ``df.write`` (which is correct as well, see
+    :mod:`paimon_lab.spark.shared`), and the only way to write cross-partition-update tables.
 
     The bucket of each row is computed on the executors with paimon_lab's vectorized BinaryRow
     hash (the same as Java Paimon's); rows are repartitioned by (partition columns, bucket).
@@ -104,7 +122,8 @@ def bucketed(df: "DataFrame", identifier: str, warehouse: str | None = None, *,
 def write_table(df: "DataFrame", identifier: str, warehouse: str | None = None, mode: str = "append", *,
                 options: dict[str, str] | None = None) -> int | None:
     """Write ``df`` into a Paimon table with Spark: shuffled by bucket (:func:`bucketed`), written
-    by the executors, committed by the driver as one snapshot. ``mode`` is 'append' or
+    by the executors, committed by the driver as one snapshot. A failure raises
+    :class:`SparkJobError`, whose message starts with the task's Python error. ``mode`` is 'append' or
     'overwrite'. A missing table is created (``options``: 'primary-keys', 'partition-keys',
     table options). Returns the table's latest snapshot id afterwards."""
     if mode not in ("append", "overwrite"):
@@ -120,7 +139,15 @@ def write_table(df: "DataFrame", identifier: str, warehouse: str | None = None, 
     writer = bucketed(df, identifier, ref.warehouse).write.format(SHORT_NAME).mode(mode)
     if ref.warehouse:
         writer = writer.option("warehouse", ref.warehouse)
-    writer.options(**options).save(ref.path or ref.identifier)
+    try:
+        writer.options(**options).save(ref.path or ref.identifier)
+    except PaimonLabError:
+        raise
+    except Exception as e:  # Spark's exception around a task's Python error: that error first
+        from .env import python_error
+
+        raise SparkJobError(f"{python_error(e)}\n(writing {ref.name} with Spark failed and committed nothing; "
+                            "the Spark error is the cause of this one)") from e
     latest = ref.open().snapshot_manager.latest_id()
     return latest
 
@@ -192,8 +219,9 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
     errors = [value for status, value in results if status == "error"]
     if errors:
         table.discard(messages)
-        raise CommitError(f"Compaction of {ref.name} failed in {len(errors)} task(s); nothing was committed:\n"
-                          + errors[0])
+        first = errors[0].rstrip().splitlines()[-1] if errors[0].strip() else "?"
+        raise CommitError(f"{first}\nCompaction of {ref.name} failed in {len(errors)} task(s); nothing was "
+                          "committed:\n" + errors[0])
     if not messages:
         return None
     try:
@@ -204,4 +232,5 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
     return compact_id
 
 
-__all__ = ["register", "bucketed", "write_table", "compact", "default_warehouse", "BUCKET_COLUMN", "Table"]
+__all__ = ["register", "bucketed", "write_table", "compact", "default_warehouse", "BUCKET_COLUMN", "Table",
+           "SparkJobError"]

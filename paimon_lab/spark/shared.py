@@ -1,0 +1,329 @@
+"""Writes in which any number of Spark tasks write the same bucket, committed as one snapshot.
+
+``df.write.format("paimon")`` hands each Spark task whatever rows its DataFrame partition holds:
+the Python data source API cannot ask Spark to shuffle by bucket first (Java's connector can). So
+every task may write every bucket, and this module makes that give the result one writer would:
+
+* **Sequence numbers.** The driver pins the table's latest snapshot when it plans the write
+  (``writer()``); every task restores each bucket from that snapshot and numbers its rows from
+  ``bucket's max sequence number + 1 + partitionId * 2**32``, increasing with the row position in
+  its partition. Ranges of different tasks never overlap, and a task's range lies above those of
+  lower partition ids: merging the level-0 files by sequence number is exactly a single writer
+  reading the DataFrame partition by partition, row by row (the last row of a key wins for
+  deduplicate, the first for first-row, partial-update and aggregation apply rows in that
+  order). A task writing more than 2**32 rows into one bucket fails. A bucket's sequence numbers
+  grow by up to (highest partition id + 1) * 2**32 per write: int64 lasts for two million
+  writes of a thousand-partition DataFrame.
+* **Write-only tasks.** Tasks write level-0 files (and ``input`` changelog) and never compact:
+  two tasks compacting one bucket's old files would replace them twice. The commit, on the
+  driver, commits all tasks' files as one APPEND snapshot and then does what the writers would
+  have done at commit, in a COMPACT snapshot: the universal compaction the buckets call for,
+  level 0 lifted on tables whose reads skip it (deletion vectors, first-row, lookup changelog),
+  full compaction when ``full-compaction.delta-commits`` is due; fixed-bucket append tables get
+  their small-file compaction. ``write-only`` tables get none.
+* **Dynamic buckets** (``bucket = -1``). Keys already in the pinned HASH index keep their bucket.
+  A new key's bucket is a function of its hash and the pinned index alone, so every task puts it
+  in the same bucket: the buckets with room (fewer than ``dynamic-bucket.target-row-num`` keys)
+  share the new keys by hash; when none has room, ``dynamic-bucket.initial-buckets`` (default 1)
+  new buckets open. A big write can therefore fill a bucket past the target (paimon_lab's own
+  writer and ``write_table`` open buckets by count). Tasks return the hashes they added; the
+  commit writes one merged HASH index file per bucket.
+* **Cross-partition updates** (dynamic bucket, primary key without all partition keys) need every
+  key seen by one writer: a commit in which more than one task wrote such a table is refused with
+  a pointer to :func:`paimon_lab.spark.write_table`, which writes it from one task.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..bucket import DynamicBucketAssigner, PartitionIndex, live_index_entries
+from ..errors import PaimonLabError, SchemaError
+from ..fs import join
+from ..hash_index import read_hash_index, write_hash_index
+from ..index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path
+from ..manifest import FileNamer
+from ..mergetree.writer import KeyValueFileStoreWrite
+from ..write import AppendWriter, CommitMessage
+
+if TYPE_CHECKING:
+    from ..snapshot import Snapshot
+    from ..table import Table
+
+SEQUENCE_STRIDE = 1 << 32  # sequence numbers one task may use in one bucket
+
+
+def task_index() -> int:
+    """The Spark partition id of the running task (0 outside Spark)."""
+    try:
+        from pyspark import TaskContext
+    except ImportError:  # pragma: no cover
+        return 0
+    ctx = TaskContext.get()
+    return int(ctx.partitionId()) if ctx is not None else 0
+
+
+def _restore(table: "Table", snapshot: "Snapshot | None", dynamic: bool, total_buckets: int) -> dict:
+    out = {}
+    for key, entries in table.store_scan().files_by_bucket(snapshot).items() if snapshot is not None else ():
+        stale = [e for e in entries if e.total_buckets != total_buckets and not dynamic]
+        if stale:
+            raise SchemaError(
+                f"Partition {table.partition_codec.to_dict(key[0])} was written with {stale[0].total_buckets} "
+                f"buckets but the table now has {total_buckets}; rescale it with an overwrite of that partition first")
+        out[key] = [e.file for e in entries]
+    return out
+
+
+def _mix(hashes: np.ndarray) -> np.ndarray:
+    """A 32-bit finalizer (murmur3 fmix32) so that new-bucket choice is independent of bucket_of."""
+    h = hashes.astype(np.int64).astype(np.uint32)
+    h ^= h >> np.uint32(16)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    h *= np.uint32(0xC2B2AE35)
+    h ^= h >> np.uint32(16)
+    return h
+
+
+class SharedPartitionIndex(PartitionIndex):
+    """A partition's pinned HASH index; new keys are placed by hash alone (see module doc)."""
+
+    def __init__(self, table: "Table", partition: bytes, entries: list, target_rows: int, new_buckets: int):
+        super().__init__(table, partition, entries, target_rows)
+        counts = self.counts()
+        room = sorted(b for b, c in counts.items() if c < target_rows)
+        if not room:
+            start = max(counts, default=-1) + 1
+            room = list(range(start, start + max(1, new_buckets)))
+        self.open = np.asarray(room, np.int32)
+        self.new_hashes: list[np.ndarray] = []
+
+    def assign(self, key_hashes: np.ndarray) -> np.ndarray:
+        key_hashes = key_hashes.astype(np.int32, copy=False)
+        buckets = self._lookup(key_hashes)
+        miss = buckets < 0
+        if miss.any():
+            new = key_hashes[miss]
+            buckets[miss] = self.open[(_mix(new) % np.uint32(len(self.open))).astype(np.int64)]
+            self.new_hashes.append(new)
+        return buckets
+
+    def added_by_bucket(self) -> dict[int, np.ndarray]:
+        if not self.new_hashes:
+            return {}
+        new = np.unique(np.concatenate(self.new_hashes))
+        where = self.open[(_mix(new) % np.uint32(len(self.open))).astype(np.int64)]
+        return {int(b): new[where == b] for b in np.unique(where)}
+
+
+class SharedBucketAssigner(DynamicBucketAssigner):
+    def __init__(self, table: "Table", snapshot: "Snapshot | None"):
+        super().__init__(table)
+        self.snapshot = snapshot
+        self.new_buckets = table.schema.core.get("dynamic-bucket.initial-buckets") or 1
+
+    def index_for(self, partition: bytes) -> PartitionIndex:
+        idx = self.partitions.get(partition)
+        if idx is None:
+            if self._entries is None:
+                self._entries = {}
+                entries = live_index_entries(self.table, HASH_INDEX, self.snapshot) if self.snapshot else []
+                for e in entries:
+                    self._entries.setdefault(e.partition, []).append(e)
+            idx = self.partitions[partition] = SharedPartitionIndex(
+                self.table, partition, self._entries.get(partition, []), self.target, self.new_buckets)
+        return idx
+
+    def index_changes(self) -> dict:
+        return {}  # the commit merges every task's additions (merge_hash_index)
+
+    def added(self) -> dict[tuple[bytes, int], np.ndarray]:
+        return {(p, b): h for p, idx in self.partitions.items() for b, h in idx.added_by_bucket().items()}
+
+
+class SharedKeyValueWrite(KeyValueFileStoreWrite):
+    """A primary-key writer for one task of a shared write: pinned snapshot, its own sequence
+    range per bucket, no compaction."""
+
+    def __init__(self, table: "Table", commit_user: str, snapshot: "Snapshot | None", task: int, *,
+                 overwrite: bool = False, file_uuid: str | None = None):
+        super().__init__(table, commit_user, overwrite, file_uuid=file_uuid)
+        self.snapshot, self.task = snapshot, task
+        self.write_only = True
+        self.compact_at_commit = False
+        if self.dynamic:
+            self.assigner = SharedBucketAssigner(table, snapshot)
+        self._limits: dict[tuple[bytes, int], int] = {}
+
+    def _full_compaction_due(self) -> bool:
+        return False
+
+    def deletion_vectors(self, partition: bytes, bucket: int) -> tuple:
+        return None, {}  # only compactions (the commit's) touch vectors
+
+    def restored(self) -> dict:
+        if self._restored is None:
+            snap = None if self.ignore_previous_files else self.snapshot
+            self._restored = _restore(self.table, snap, self.dynamic, self.total_buckets)
+        return self._restored
+
+    def _locations(self):
+        if self._key_locations is None and self.snapshot is None:
+            import pyarrow as pa
+
+            arrow = self.schema.arrow_schema()
+            cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
+                                                     if k not in self.schema.primary_keys]
+            self._key_locations = pa.table({c: pa.array([], arrow.field(c).type) for c in cols})
+        if self._key_locations is None:
+            cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
+                                                     if k not in self.schema.primary_keys]
+            self._key_locations = self.table.to_arrow(columns=cols, snapshot_id=self.snapshot.id)
+        return self._key_locations
+
+    def writer(self, partition: bytes, bucket: int):
+        key = (partition, bucket)
+        fresh = key not in self.writers
+        w = super().writer(partition, bucket)
+        if fresh:
+            w.next_sequence += self.task * SEQUENCE_STRIDE
+            self._limits[key] = w.next_sequence + SEQUENCE_STRIDE
+        return w
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        messages = super().prepare_commit()
+        for key, w in self.writers.items():
+            if w.next_sequence > self._limits[key]:
+                raise PaimonLabError(f"One Spark task wrote more than {SEQUENCE_STRIDE} rows into bucket {key[1]}; "
+                                     "repartition the DataFrame into more partitions")
+        return messages
+
+    def added_hashes(self) -> dict[tuple[bytes, int], np.ndarray]:
+        return self.assigner.added() if isinstance(self.assigner, SharedBucketAssigner) else {}
+
+
+class SharedAppendWrite(AppendWriter):
+    """An append writer for one task of a shared write: pinned snapshot, its own sequence range
+    per bucket (fixed-bucket tables), no compaction."""
+
+    def __init__(self, table: "Table", commit_user: str, snapshot: "Snapshot | None", task: int, *,
+                 overwrite: bool = False, file_uuid: str | None = None):
+        super().__init__(table, commit_user, overwrite, file_uuid=file_uuid)
+        self.snapshot, self.task = snapshot, task
+
+    def restored(self) -> dict:
+        if self._restored is None:
+            snap = None if self.ignore_previous_files else self.snapshot
+            self._restored_snapshot = snap
+            self._restored = {k: [e.file for e in v] for k, v in self.table.store_scan().files_by_bucket(snap).items()} \
+                if snap is not None else {}
+        return self._restored
+
+    def _start_sequence(self, key: tuple[bytes, int]) -> int:
+        fresh = key not in self._next_seq
+        seq = super()._start_sequence(key)
+        if fresh and self.num_buckets > 0:
+            seq += self.task * SEQUENCE_STRIDE
+        return seq
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        self.flush()
+        out = [m for m in self.messages.values() if m.new_files]
+        self.messages = {}
+        return out
+
+    def added_hashes(self) -> dict:
+        return {}
+
+
+def task_writer(table: "Table", commit_user: str, snapshot: "Snapshot | None", task: int, *, overwrite: bool,
+                file_uuid: str | None):
+    cls = SharedKeyValueWrite if table.schema.primary_keys else SharedAppendWrite
+    return cls(table, commit_user, snapshot, task, overwrite=overwrite, file_uuid=file_uuid)
+
+
+def cross_partition(table: "Table") -> bool:
+    s = table.schema
+    return bool(s.primary_keys) and s.core.bucket <= 0 and any(k not in s.primary_keys for k in s.partition_keys)
+
+
+def merge_hash_index(table: "Table", snapshot: "Snapshot | None",
+                     added: list[dict[tuple[bytes, int], np.ndarray]], namer: FileNamer) -> list[CommitMessage]:
+    """One new HASH index file per bucket that gained keys in any task: the pinned file's hashes
+    plus every task's, replacing the pinned file."""
+    wanted: dict[tuple[bytes, int], list[np.ndarray]] = {}
+    for task in added:
+        for key, hashes in task.items():
+            wanted.setdefault(key, []).append(hashes)
+    if not wanted:
+        return []
+    pinned = {(e.partition, e.bucket): e for e in (live_index_entries(table, HASH_INDEX, snapshot) if snapshot else [])}
+    out = []
+    for (part, bucket), parts in sorted(wanted.items()):
+        old = pinned.get((part, bucket))
+        if old is not None:
+            parts = parts + [read_hash_index(table.file_io.read_bytes(index_file_path(table.path, old.index_file)))]
+        hashes = np.unique(np.concatenate(parts).astype(np.int32))
+        data = write_hash_index(hashes)
+        name = namer.next()
+        table.file_io.write_bytes(join(table.path, "index", name), data)
+        changes = [] if old is None else [IndexManifestEntry(1, part, bucket, old.index_file)]
+        changes.append(IndexManifestEntry(0, part, bucket, IndexFileMeta.for_hash(name, len(data), len(hashes))))
+        out.append(CommitMessage(part, bucket, table.schema.core.bucket, index_changes=changes))
+    return out
+
+
+def commit_compaction(table: "Table", commit_user: str, touched: set[tuple[bytes, int]]) -> list[CommitMessage]:
+    """The compaction the writers of ``touched`` buckets would have done at commit, on the latest
+    snapshot (just committed): see the module doc. Returns the messages to commit (COMPACT)."""
+    core = table.schema.core
+    if core.get("write-only") or not touched:
+        return []
+    messages: list[CommitMessage] = []
+    if table.schema.primary_keys:
+        from ..mergetree.writer import MergeTreeWriter  # noqa: F401
+        from ..parallel import thread_map
+
+        store = KeyValueFileStoreWrite(table, commit_user)
+        restored = store.restored()
+        keys = sorted(k for k in touched if k in restored)
+        full = store._full_compaction_due()
+        writers = [store.writer(p, b) for p, b in keys]
+
+        def run(w) -> CommitMessage:
+            if not full and not store.compact_at_commit and not store.dv_enabled:
+                w.compact(full=False)  # what a flush would have triggered
+            return w.prepare_commit(full)
+
+        try:
+            done = thread_map(run, writers, desc="compacting written buckets", unit="bucket")
+        except BaseException:
+            store.abort()
+            raise
+        messages = [m for m in done if m.compacted]
+    elif core.bucket > 0:
+        from ..append_compact import AppendCompactor
+
+        latest = table.snapshot_manager.latest()
+        files = table.store_scan().files_by_bucket(latest)
+        compactor = AppendCompactor(table)
+        for key in sorted(touched):
+            entries = files.get(key)
+            if not entries:
+                continue
+            try:
+                msg = compactor.compact(key[0], key[1], entries[0].total_buckets, [e.file for e in entries],
+                                        full=False, snapshot=latest)
+            except BaseException:
+                table.discard(messages)
+                raise
+            if msg is not None:
+                messages.append(msg)
+    return messages
+
+
+__all__ = ["SEQUENCE_STRIDE", "task_index", "task_writer", "merge_hash_index", "commit_compaction",
+           "cross_partition", "SharedKeyValueWrite", "SharedAppendWrite"]
