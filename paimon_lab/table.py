@@ -577,6 +577,9 @@ class TableWriter:
         self.table = table
         self.commit_user = str(uuid.uuid4())
         self.overwrite = overwrite
+        # None: the table's 'dynamic-partition-overwrite'; False: an overwrite replaces the whole
+        # table (or the given partitions), as Spark's static partitionOverwriteMode does.
+        self.dynamic_partition_overwrite: bool | None = None
         self._writer = table._new_writer(self.commit_user, ignore_previous_files=overwrite not in (False, None),
                                          file_uuid=file_uuid)
         self.snapshot_id: int | None = None
@@ -664,7 +667,10 @@ class TableWriter:
             return None
         keys = self.table.partition_keys
         fully_static = isinstance(static, Predicate) and set(self.overwrite) >= set(keys)
-        if not keys or fully_static or not self.table.schema.core.get("dynamic-partition-overwrite"):
+        dynamic = self.dynamic_partition_overwrite
+        if dynamic is None:
+            dynamic = self.table.schema.core.get("dynamic-partition-overwrite")
+        if not keys or fully_static or not dynamic:
             return static
         codec = self.table.partition_codec
         written = sorted({m.partition for m in messages if m.new_files})

@@ -195,6 +195,7 @@ KINDS = {  # name -> (primary keys, partition keys, table options)
                                              "fields.v.aggregate-function": "sum",
                                              "fields.s.aggregate-function": "last_non_null_value"}),
     "pk-lookup-changelog": (["k", "dt"], ["dt"], {"bucket": "2", "changelog-producer": "lookup"}),
+    "pk-cross-partition": (["k"], ["dt"], {"bucket": "-1"}),
 }
 
 
@@ -241,6 +242,26 @@ def test_plain_write_of_many_tasks_gives_one_writers_result(spark, wh, cat, kind
         from paimon_lab.bucket import live_index_entries
 
         assert sum(e.index_file.row_count for e in live_index_entries(t, "HASH")) == 37
+
+
+def test_plain_write_moves_keys_across_partitions(spark, wh, cat):
+    """A cross-partition-update table (primary key without the partition key): tasks stage their
+    rows and the commit routes every key as one writer does, so a key that changes partition
+    leaves its old one (deduplicate), in one commit."""
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.int64()), ("dt", pa.string())])
+    t = cat.create_table("db.cross", schema, primary_keys=["k"], partition_keys=["dt"], options={"bucket": "-1"})
+    one = cat.create_table("db.cross_single", schema, primary_keys=["k"], partition_keys=["dt"], options={"bucket": "-1"})
+    first = spark.range(0, 60, 1, numPartitions=3).selectExpr("id % 20 AS k", "id AS v", "'a' AS dt")
+    moved = spark.range(100, 130, 1, numPartitions=3).selectExpr("id % 10 AS k", "id AS v", "'b' AS dt")
+    for df in (first, moved):
+        before = len(t.snapshots())
+        write(df, wh, "db.cross")
+        one.write(pa.Table.from_pandas(df.toPandas(), schema=schema, preserve_index=False))
+        assert [s.commit_kind for s in t.snapshots()[before:]][0] == "APPEND"
+    got = rows_of(t.to_arrow())
+    assert got == rows_of(one.to_arrow())
+    assert {r[0]: r[2] for r in got} == {**{k: "a" for k in range(10, 20)}, **{k: "b" for k in range(10)}}
+    assert not [n for n in os.listdir(os.path.join(wh, "db.db", "cross")) if n.startswith("spark-staging")]
 
 
 def test_overwrite_of_pk_table_by_many_tasks(spark, wh, cat):

@@ -35,8 +35,9 @@ except ImportError:  # pragma: no cover
 from ..catalog import Catalog
 from ..commit import FileStoreCommit
 from ..errors import PaimonLabError, SchemaError, TableNotExistError
+from ..fs import join
 from ..predicate import And, Leaf, Or, Predicate, bind
-from ..table import Table, TableWriter
+from ..table import Table
 from ..write import CommitMessage
 from .filters import conjunction, translate
 from .types import arrow_schema_for, conform, spark_schema
@@ -364,6 +365,8 @@ class PaimonCommitMessage(WriterCommitMessage):
     messages: list[CommitMessage] = field(default_factory=list)
     hashes: dict = field(default_factory=dict)  # dynamic bucket: (partition, bucket) -> new key hashes
     snapshot_id: int | None = None              # the snapshot the task wrote against
+    staged: str | None = None                   # cross-partition tables: the task's rows, in Arrow IPC
+    task_index: int = 0                         # the Spark partition id (orders staged rows)
 
 
 def _job_id() -> str:
@@ -421,6 +424,49 @@ def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch
         writer.abort()  # deletes whatever this task had written
         raise
     return PaimonCommitMessage(uuid.uuid4().hex, messages, hashes, snapshot.id if snapshot else None)
+
+
+def _stage_task(table: Table, batches: Iterator[pa.RecordBatch], job: str) -> PaimonCommitMessage:
+    """A task's rows for a cross-partition-update table, kept as an Arrow IPC file beside the
+    table (named with the job id, so a failed job's sweep removes it) for the commit to write."""
+    from .shared import task_index
+
+    path = join(table.path, f"spark-staging-{_task_file_uuid(job)}.arrow")
+    writer = sink = None
+    try:
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            if writer is None:
+                sink = table.file_io.open_output(path)
+                writer = pa.ipc.new_stream(sink, batch.schema)
+            writer.write_batch(batch)
+        if writer is not None:
+            writer.close()
+            sink.close()
+    except BaseException:
+        if sink is not None:
+            sink.close()
+        table.file_io.delete(path)
+        raise
+    return PaimonCommitMessage(uuid.uuid4().hex, staged=path if writer is not None else None,
+                               task_index=task_index())
+
+
+def _commit_staged(table: Table, tasks: list[PaimonCommitMessage], overwrite: bool, dynamic: bool) -> int | None:
+    """Write the staged rows of a cross-partition-update table as one writer would (every key
+    routed to its partition through the table's key index), in task then row order: one commit."""
+    staged = sorted((t.task_index, t.staged) for t in tasks if t.staged)
+    try:
+        with table.writer(overwrite=bool(overwrite)) as w:
+            w.dynamic_partition_overwrite = dynamic   # Spark's partitionOverwriteMode decides, not the table option
+            for _, path in staged:
+                with table.file_io.open_input(path) as f:
+                    for batch in pa.ipc.open_stream(f):
+                        w.write(batch)
+        return w.snapshot_id
+    finally:
+        table.file_io.delete_quietly([p for _, p in staged])
 
 
 def _messages(commit_messages: list) -> tuple[list[CommitMessage], list[PaimonCommitMessage]]:
@@ -528,11 +574,20 @@ class PaimonWriter(DataSourceArrowWriter):
         self.snapshot_id = snapshot_id  # pinned on the driver: every task writes against it
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+        from .shared import cross_partition
+
+        table = self.ref.open()
+        if cross_partition(table):
+            return _stage_task(table, iterator, self.job)
         return _write_task(self.ref, self.overwrite, iterator, self.job, self.snapshot_id, pinned=True)
 
     def commit(self, messages: list) -> None:
         _, tasks = _messages(messages)
-        commit_messages(self.ref.open(), self.commit_user, tasks, overwrite=self.overwrite, dynamic=self.dynamic,
+        table = self.ref.open()
+        if any(t.staged for t in tasks):
+            _commit_staged(table, tasks, self.overwrite, self.dynamic)
+            return
+        commit_messages(table, self.commit_user, tasks, overwrite=self.overwrite, dynamic=self.dynamic,
                         job=self.job)
 
     def abort(self, messages: list) -> None:
