@@ -65,6 +65,16 @@ def java(request, jo):
 
 
 @pytest.fixture(scope="session")
+def oracle(jo):
+    """``oracle(version)``: that version of the oracle, built on first use (for tests that pick
+    their versions in their own parameters)."""
+    def ensure(version: str) -> str:
+        _ensure(jo, version)
+        return version
+    return ensure
+
+
+@pytest.fixture(scope="session")
 def java09(jo):
     """Only Paimon 0.9 (the oldest reader we promise), for the costlier tests."""
     _ensure(jo, "0.9")
