@@ -120,6 +120,14 @@ def parquet_schema(schema: pa.Schema, fields: Sequence[DataField] | None) -> pa.
 PARQUET_WRITER_OPTIONS = {"store_decimal_as_integer": True}
 
 
+def _leaf_paths(schema: pa.Schema) -> list[str]:
+    """The Parquet column paths (dotted) of ``schema``'s leaves, as pyarrow names them."""
+    buf = pa.BufferOutputStream()
+    pq.write_table(schema.empty_table(), buf)
+    meta = pq.ParquetFile(pa.BufferReader(buf.getvalue())).metadata
+    return [meta.schema.column(i).path for i in range(meta.num_columns)]
+
+
 class _ParquetFile:
     """One Parquet file being written the way Java Paimon lays it out: Paimon field ids, short
     decimals as integers and TIMESTAMP(7..9) columns as INT96 (see :mod:`.parquet_int96`; such a
@@ -132,6 +140,10 @@ class _ParquetFile:
         if self.int96:
             file_schema = storage_schema(file_schema)
             self.sink = pa.BufferOutputStream()
+            if options.get("write_statistics", True) is True:
+                # no statistics of the INT96 bytes (pages included): INT96 has no sort order
+                skip = {".".join(p) for p in self.int96}
+                options["write_statistics"] = [c for c in _leaf_paths(file_schema) if c not in skip]
         else:
             self.sink = file_io.open_output(path)
         self.schema = file_schema
