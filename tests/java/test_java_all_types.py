@@ -138,10 +138,10 @@ def test_java_reads_nested_nanosecond_timestamps(jo, oracle, lab, wh, version):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "ORC timestamps before 1970 with a fraction of a second: pyarrow's ORC writer (Apache ORC C++) "
-    "splits them into seconds and nanoseconds differently from ORC Java, and Java Paimon's ORC "
-    "reader fails (IllegalArgumentException in Timestamp). Java's own writer loses a second on "
-    "values in the last second before 1970 (ORC-763)."))
+    "ORC timestamps before 1970 with a fraction of a second: Arrow's ORC adapter splits them into "
+    "seconds and nanoseconds with truncating division (seconds rounded toward zero, negative "
+    "nanoseconds), which ORC Java decodes as garbage (Java Paimon: IllegalArgumentException in "
+    "Timestamp). pyarrow reads its own files back correctly; no pyarrow option avoids it."))
 def test_orc_timestamps_before_1970(jo, java09, lab, wh):
     t = lab.create_table("db.t", fields=lab_fields([("id", "INT"), ("ts", "TIMESTAMP(6)")]),
                          options={"file.format": "orc"})
