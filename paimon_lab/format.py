@@ -116,8 +116,17 @@ def parquet_schema(schema: pa.Schema, fields: Sequence[DataField] | None) -> pa.
     return pa.schema([_field_with_id(f, by_name.get(f.name)) for f in schema], metadata=schema.metadata)
 
 
-# DECIMAL(p <= 18) as INT32/INT64 (pyarrow's default is FIXED_LEN_BYTE_ARRAY for all precisions).
-PARQUET_WRITER_OPTIONS = {"store_decimal_as_integer": True}
+def _writer_supports(option: str) -> bool:
+    try:
+        pq.ParquetWriter(pa.BufferOutputStream(), pa.schema([("x", pa.int32())]), **{option: True}).close()
+        return True
+    except TypeError:
+        return False
+
+
+# DECIMAL(p <= 18) as INT32/INT64 (pyarrow's default is FIXED_LEN_BYTE_ARRAY for all precisions;
+# a pyarrow without the option keeps that, which Java Paimon cannot read).
+PARQUET_WRITER_OPTIONS = {"store_decimal_as_integer": True} if _writer_supports("store_decimal_as_integer") else {}
 
 
 def _leaf_paths(schema: pa.Schema) -> list[str]:
