@@ -149,3 +149,14 @@ def test_orc_timestamps_before_1970(jo, java09, lab, wh):
                      "ts": pa.array([-1_999_999, -297_172_799_876_544], pa.timestamp("us"))})
     t.write(data)
     assert jo.sort_rows(jo.read(wh, "db.t", version=java09), "id") == jo.canonical(data)
+
+
+@pytest.mark.parametrize("version", ["0.9", "1.0"], ids=["java0.9", "java1.0"])
+def test_delta_encoding_is_not_readable_by_java(jo, oracle, lab, wh, version):
+    """What the 'parquet.delta-encoding' option's documentation says: Java Paimon <= 1.0 cannot
+    read DELTA_BINARY_PACKED columns (the default files above are read)."""
+    t = lab.create_table("db.t", fields=lab_fields([("id", "BIGINT"), ("v", "STRING")]),
+                         options={"parquet.delta-encoding": "true"})
+    t.write(pa.table({"id": pa.array(range(5000), pa.int64()), "v": [f"v{i % 7}" for i in range(5000)]}))
+    with pytest.raises(jo.OracleError, match="Unsupported encoding: DELTA_BINARY_PACKED"):
+        jo.read(wh, "db.t", version=oracle(version))
