@@ -71,7 +71,7 @@ class AppendCompactor:
         rows = TableRead(t).read([DataSplit(partition, bucket, picked, snapshot.id if snapshot else 0, snapshot)])
         directory = t.bucket_path(partition, bucket)
         writer = RollingFileWriter.for_table(t.file_io, core, rows.schema, self.target,
-                                             lambda: join(directory, self.namer.next()))
+                                             lambda: join(directory, self.namer.next()), fields=t.schema.fields)
         writer.write(rows)
         seq = min(f.min_sequence_number for f in picked)
         after = []

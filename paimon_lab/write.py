@@ -269,7 +269,8 @@ class AppendWriter:
         directory = self.table.bucket_path(part_bytes, bucket)
         namer = self._namers[(part_bytes, bucket)]
         writer = RollingFileWriter.for_table(self.table.file_io, self.core, rows.schema,
-                                             self.core.target_file_size, lambda: join(directory, namer.next()))
+                                             self.core.target_file_size, lambda: join(directory, namer.next()),
+                                             fields=self.schema.fields)
         out: list[_Written] = []
         done: list[tuple] = []
         try:

@@ -176,7 +176,7 @@ class KeyValueFileWriter:
         self.layout, self.options, self.level, self.file_source = layout, options, level, file_source
         self.rolling = RollingFileWriter.for_table(file_io, options, layout.arrow_schema,
                                                    target_size or options.target_file_size, next_path,
-                                                   [f.name for f in layout.file_fields])
+                                                   [f.name for f in layout.file_fields], layout.file_fields)
         self.metas: list[DataFileMeta] = []
 
     def write(self, kv: pa.Table) -> None:

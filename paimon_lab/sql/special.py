@@ -147,14 +147,12 @@ def format_insert(table, rows: pa.Table, overwrite: bool, static: dict) -> None:
                     import pyarrow.csv as csv
 
                     csv.write_csv(body, out, csv.WriteOptions(include_header=False, delimiter=_delimiter(table)))
-                elif fmt == "parquet":
-                    import pyarrow.parquet as pq
+                elif fmt in ("parquet", "orc"):
+                    from ..format import write_table_bytes
 
-                    pq.write_table(body, out)
-                elif fmt == "orc":
-                    import pyarrow.orc as orc
-
-                    orc.write_table(body, out)
+                    # laid out as Java Paimon writes these formats (short DECIMALs as integers,
+                    # TIMESTAMP(7..9) as INT96, TIME in ORC as an int), so Java reads them too
+                    out.write(write_table_bytes(body, fmt, "snappy" if fmt == "parquet" else "none"))
                 else:
                     raise SqlError("Writing JSON format tables is not supported")
             written.append(path)

@@ -1,0 +1,95 @@
+"""Java Paimon as the oracle: the shared harness in ``../shared/java-oracle`` (beside the repository
+in CI; ``PAIMON_JAVA_ORACLE_DIR`` overrides it) runs the real Paimon 0.9 / 1.0 library, one JVM
+per call. The oracle is built once per session; without a JDK or with a failed build the tests
+are skipped locally and FAIL in CI (``CI`` set)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from paimon_lab import Catalog
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VERSIONS = ("0.9", "1.0")
+
+
+def oracle_dir() -> str:
+    explicit = os.environ.get("PAIMON_JAVA_ORACLE_DIR")
+    if explicit:
+        return explicit
+    beside = os.path.join(REPO, "..", "shared", "java-oracle")
+    return beside if os.path.isdir(beside) else "/work/shared/java-oracle"
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"Java oracle unavailable in CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def jo():
+    """The ``java_oracle`` module."""
+    d = oracle_dir()
+    if not os.path.exists(os.path.join(d, "java_oracle.py")):
+        _unavailable(f"no java_oracle.py in {d} (set PAIMON_JAVA_ORACLE_DIR)")
+    if d not in sys.path:
+        sys.path.insert(0, d)
+    import java_oracle
+
+    return java_oracle
+
+
+_built: dict[str, str | None] = {}
+
+
+def _ensure(jo, version: str) -> None:
+    if version not in _built:
+        try:
+            ok = jo.available(version) or jo.build(version, python=os.environ.get("PAIMON_ORACLE_PYTHON"))
+            _built[version] = None if ok else "build finished but the oracle is not available (java on PATH?)"
+        except Exception as e:  # OracleError, missing JDK, no network...
+            _built[version] = f"{type(e).__name__}: {e}"
+    if _built[version]:
+        _unavailable(f"Java oracle {version}: {_built[version]}")
+
+
+@pytest.fixture(scope="session", params=VERSIONS, ids=[f"java{v}" for v in VERSIONS])
+def java(request, jo):
+    """Each Paimon version of the oracle (built on first use)."""
+    _ensure(jo, request.param)
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def oracle(jo):
+    """``oracle(version)``: that version of the oracle, built on first use (for tests that pick
+    their versions in their own parameters)."""
+    def ensure(version: str) -> str:
+        _ensure(jo, version)
+        return version
+    return ensure
+
+
+@pytest.fixture(scope="session")
+def java09(jo):
+    """Only Paimon 0.9 (the oldest reader we promise), for the costlier tests."""
+    _ensure(jo, "0.9")
+    return "0.9"
+
+
+@pytest.fixture
+def wh(tmp_path) -> str:
+    path = tmp_path / "warehouse"
+    path.mkdir()
+    return str(path)
+
+
+@pytest.fixture
+def lab(wh):
+    cat = Catalog(wh)
+    cat.create_database("db", ignore_if_exists=True)
+    return cat
