@@ -29,8 +29,9 @@ every task may write every bucket, and this module makes that give the result on
   writer and ``write_table`` open buckets by count). Tasks return the hashes they added; the
   commit writes one merged HASH index file per bucket.
 * **Cross-partition updates** (dynamic bucket, primary key without all partition keys) need every
-  key seen by one writer: a commit in which more than one task wrote such a table is refused with
-  a pointer to :func:`paimon_lab.spark.write_table`, which writes it from one task.
+  key seen by one writer: batch tasks stage their rows (``datasource._stage_task``) and the
+  commit writes them through one ``TableWriter`` in task order; a streaming commit in which more
+  than one task wrote such a table is refused with a pointer to :func:`paimon_lab.spark.write_table`.
 """
 
 from __future__ import annotations

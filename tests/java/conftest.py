@@ -49,7 +49,7 @@ _built: dict[str, str | None] = {}
 def _ensure(jo, version: str) -> None:
     if version not in _built:
         try:
-            ok = jo.available(version) or jo.build(version, python=os.environ.get("PAIMON_ORACLE_PYTHON"))
+            ok = jo.available(version) or jo.build(version, python=os.environ.get("PAIMON_ORACLE_PYTHON", sys.executable))
             _built[version] = None if ok else "build finished but the oracle is not available (java on PATH?)"
         except Exception as e:  # OracleError, missing JDK, no network...
             _built[version] = f"{type(e).__name__}: {e}"
