@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .errors import CorruptFileError, UnsupportedTypeError
+from .errors import CorruptFileError, DataValidationError, UnsupportedTypeError
 from .fs import FileIO
 from .parquet_int96 import has_nanos, int96_paths, patch_footer, storage_schema, table_to_storage
 from .types import ArrayType, DataField, DataType, MapType, MultisetType, RowType
@@ -314,6 +314,7 @@ def write_table_bytes(table: pa.Table, fmt: str, compression: str = "zstd") -> b
 
         buf = pa.BufferOutputStream()
         codec = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "gzip": "zlib"}.get(compression, "uncompressed")
+        _check_orc_timestamp_range(table)
         orc_schema = pa.schema([f.with_type(_orc_type(f.type)) for f in table.schema])
         if orc_schema != table.schema:
             table = table.cast(orc_schema)
@@ -322,6 +323,27 @@ def write_table_bytes(table: pa.Table, fmt: str, compression: str = "zstd") -> b
     if fmt == "avro":
         return _write_avro(table, compression)
     raise UnsupportedTypeError(f"Unknown file format '{fmt}'")
+
+
+_NS_PER_UNIT = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+
+
+def _check_orc_timestamp_range(table: pa.Table) -> None:
+    """Refuse TIMESTAMP values outside 1677-09-21..2262-04-11 in ORC files: pyarrow reads ORC
+    timestamps as int64 nanoseconds, so such a file could not be read back (Parquet and Avro
+    keep them)."""
+    limit = (1 << 63) - 1
+    for f in table.schema:
+        if not pa.types.is_timestamp(f.type) or f.type.unit == "ns":
+            continue
+        per = _NS_PER_UNIT[f.type.unit]
+        values = table.column(f.name).cast(pa.int64())
+        lo, hi = pc.min(values).as_py(), pc.max(values).as_py()
+        if (lo is not None and lo < -(limit // per)) or (hi is not None and hi > limit // per):
+            raise DataValidationError(
+                f"Column '{f.name}' has TIMESTAMP values outside 1677-09-21..2262-04-11, which an ORC file "
+                "cannot hold readably here (pyarrow reads ORC timestamps as nanoseconds); use "
+                "'file.format' = 'parquet' or 'avro' for such values")
 
 
 def _orc_type(t: pa.DataType) -> pa.DataType:

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from paimon_lab.errors import PaimonLabError
+from paimon_lab.errors import DataValidationError, PaimonLabError
 from paimon_lab.read import TableRead
 
 UTC = dt.timezone.utc
@@ -730,23 +730,26 @@ def test_same_file_schema_as_pypaimon(engines, warehouse, fmt):
 
 def test_orc_timestamps_out_of_ns_range(engines):
     """pyarrow decodes ORC timestamps as nanoseconds; years outside 1677..2262 must not come back wrong.
-
-    pypaimon limitation: it returns wrapped-around values (9999-12-31 reads as 1816-03-30), so only
-    paimon_lab's reader is held to "exact or an error" here, for files written by either engine.
-    """
+    paimon-lab refuses to write them to ORC (naming the column) and reads pypaimon's such file with
+    an error, never wrong values. (pypaimon itself returns wrapped-around values: 9999-12-31 reads
+    as 1816-03-30.) Inside the range both engines agree."""
     data = pa.table({"id": pa.array([1, 2, 3], pa.int32()),
                      "ts0": pa.array([dt.datetime(9999, 12, 31, 23, 59, 59), dt.datetime(1, 1, 1),
                                       dt.datetime(2024, 1, 1)], pa.timestamp("s")),
                      "ts6": pa.array([dt.datetime(9999, 12, 31, 23, 59, 59, 999999), dt.datetime(1600, 1, 1),
                                       dt.datetime(2024, 1, 1)], pa.timestamp("us"))})
+    engines["lab"].create("db.lab", data.schema, options={"file.format": "orc"})
+    with pytest.raises(DataValidationError, match="'ts0' has TIMESTAMP values outside"):
+        engines["lab"].write("db.lab", data)
+    engines["py"].create("db.py", data.schema, options={"file.format": "orc"})
+    engines["py"].write("db.py", data)
+    with pytest.raises(PaimonLabError):
+        engines["lab"].read("db.py")
+    inside = data.slice(2)
     for w in ("lab", "py"):
-        engines[w].create(f"db.{w}", data.schema, options={"file.format": "orc"})
-        engines[w].write(f"db.{w}", data)
-        try:
-            got = engines["lab"].read(f"db.{w}")
-        except (PaimonLabError, pa.ArrowInvalid):
-            continue
-        assert_same(got, data, what=f"lab reading {w}'s ORC file")
+        engines[w].create(f"db.{w}_in", data.schema, options={"file.format": "orc"})
+        engines[w].write(f"db.{w}_in", inside)
+        assert_same(engines["lab"].read(f"db.{w}_in"), inside, what=f"lab reading {w}'s ORC file")
 
 
 def test_avro_nanos_not_truncated(engines):
@@ -757,9 +760,11 @@ def test_avro_nanos_not_truncated(engines):
     engines["lab"].create("db.t", data.schema, options={"file.format": "avro"})
     try:
         engines["lab"].write("db.t", data)
-    except PaimonLabError:
-        return  # refusing is what Paimon does
-    check_both_read(engines, "db.t", data)
+    except PaimonLabError as e:
+        assert "ts9" in str(e) or "TIMESTAMP" in str(e), e  # refusing, naming the type, is what Paimon does
+        assert engines["lab"].read("db.t").num_rows == 0
+        return
+    check_both_read(engines, "db.t", data)  # or every nanosecond kept
 
 
 # ====================================================================== 5. commits, overwrite, time travel
