@@ -283,11 +283,13 @@ def rollback_to(table: "Table", snapshot_id: int | None = None, tag: str | None 
     doomed += [join(t.path, "index", n) for n in newer_files.index_files if n not in keep.index_files]
     doomed += [join(t.path, "statistics", n) for n in newer_files.statistics if n not in keep.statistics]
     doomed += [t.manifest_io.path(n) for n in newer_files.manifest_files if n not in keep.manifest_files]
-    # The hint first: a crash while the newer files go never leaves LATEST naming a deleted one
-    # (which readers report as a lost snapshot).
-    sm.write_hint("LATEST", target.id)
+    # Oldest first, so readers see the old latest until the last step; the ROLLBACK marker tells
+    # them that a LATEST hint naming a deleted snapshot is a rollback cut short, not a lost commit.
+    sm.begin_rollback(target.id)
     for snap in sorted(newer, key=lambda s: s.id):
         io.delete(sm.path(snap.id))
+    sm.write_hint("LATEST", target.id)
+    sm.end_rollback()
     for tg in doomed_tags:
         t.tag_manager.delete(tg.name)
     io.delete_quietly(doomed)

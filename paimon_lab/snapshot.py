@@ -95,6 +95,9 @@ class Snapshot:
             raise CorruptFileError(f"{source} is not a valid Paimon snapshot file: {e}") from None
 
 
+ROLLBACK_MARKER = "ROLLBACK"   # in snapshot/: a rollback is deleting newer snapshots
+
+
 class SnapshotManager:
     """Finds and reads the snapshots of one table (or branch)."""
 
@@ -102,6 +105,7 @@ class SnapshotManager:
         self.io = file_io
         self.table_path = table_path
         self.dir = join(table_path, "snapshot")
+        self._rollback_cut_short = False
 
     def path(self, snapshot_id: int) -> str:
         return join(self.dir, f"snapshot-{snapshot_id}")
@@ -134,15 +138,18 @@ class SnapshotManager:
 
     def latest_id(self) -> int | None:
         """The newest snapshot id. A LATEST hint naming a snapshot newer than every file on disk
-        means that snapshot was lost (a commit is never undone but by rollback, which moves the
-        hint first): :class:`CorruptFileError` rather than a silent read of an older one."""
+        means that snapshot was lost (a commit is never undone but by a rollback, which leaves a
+        ROLLBACK marker while it deletes): :class:`CorruptFileError` rather than a silent read of
+        an older one."""
         hint = self._hint("LATEST")
         if hint is not None and self.exists(hint):
             while self.exists(hint + 1):
                 hint += 1
             return hint
         ids = self.list_ids()
-        if hint is not None and (not ids or ids[-1] < hint):
+        if hint is not None and (not ids or ids[-1] < hint) and self.io.exists(join(self.dir, ROLLBACK_MARKER)):
+            self._rollback_cut_short = True   # the next commit's hint makes the state whole again
+        elif hint is not None and (not ids or ids[-1] < hint):
             newest = f"snapshot-{ids[-1]}" if ids else "no snapshot"
             raise CorruptFileError(f"{self.path(hint)} is missing: the LATEST hint names it, but the newest "
                                    f"on disk is {newest}; restore the file (or roll back to a snapshot on disk)")
@@ -179,11 +186,21 @@ class SnapshotManager:
                 hi = mid - 1
         return found
 
+    def begin_rollback(self, target_id: int) -> None:
+        """Mark a rollback under way (see :meth:`latest_id`); :meth:`end_rollback` removes it."""
+        self.io.write_bytes(join(self.dir, ROLLBACK_MARKER), str(target_id).encode())
+
+    def end_rollback(self) -> None:
+        self.io.delete(join(self.dir, ROLLBACK_MARKER))
+
     def commit(self, snapshot: Snapshot) -> bool:
         """Create snapshot-N atomically; False if N already exists. Updates the hints after."""
         if not self.io.try_create(self.path(snapshot.id), snapshot.to_json().encode()):
             return False
         self.write_hint("LATEST", snapshot.id)
+        if self._rollback_cut_short:
+            self.end_rollback()
+            self._rollback_cut_short = False
         if snapshot.id == 1 or self._hint("EARLIEST") is None:
             earliest = self.earliest_id()
             if earliest is not None:

@@ -77,3 +77,21 @@ def test_lost_newest_snapshot_is_corruption_not_an_older_read(cat, tmp_path):
         t2.write(pa.table({"k": [i], "v": ["x"]}))
     t2.rollback_to(1)
     assert cat.get_table("db.b").to_arrow().num_rows == 1
+
+
+def test_rollback_cut_short_is_not_a_lost_snapshot(cat, tmp_path):
+    """A rollback that crashed after deleting the newer snapshots but before moving LATEST leaves
+    its ROLLBACK marker: the table reads as of the newest snapshot on disk, and the next commit
+    clears the marker (so a later loss is reported again)."""
+    t = cat.create_table("db.r", SCHEMA)
+    for i in range(3):
+        t.write(pa.table({"k": [i], "v": ["x"]}))
+    snap_dir = tmp_path / "db.db" / "r" / "snapshot"
+    (snap_dir / "ROLLBACK").write_text("1")
+    os.remove(snap_dir / "snapshot-3")
+    os.remove(snap_dir / "snapshot-2")
+    t = cat.get_table("db.r")
+    assert t.to_arrow().num_rows == 1
+    t.write(pa.table({"k": [7], "v": ["y"]}))
+    assert not (snap_dir / "ROLLBACK").exists() and (snap_dir / "LATEST").read_text() == "2"
+    assert sorted(cat.get_table("db.r").to_arrow()["k"].to_pylist()) == [0, 7]
