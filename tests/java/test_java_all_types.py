@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from java_rows import all_types_fields, all_types_rows, lab_fields
+from .java_rows import all_types_fields, all_types_rows, lab_fields
 
 FORMATS = ["parquet", "orc", "avro"]
 N, MORE = 12_000, 600

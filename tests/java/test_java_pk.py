@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from java_rows import PK_FIELDS, lab_fields, pk_rows
+from .java_rows import PK_FIELDS, lab_fields, pk_rows
 
 KEYS = 60_000
 OPTIONS = {"bucket": "3"}
