@@ -127,8 +127,11 @@ def _run_spark(text: str, arrow: bool = False) -> Any:
         spark_session = SparkSession.getActiveSession() or _new_spark_session()
         for _, statement in split_statements(text):
             result = paimon_spark.sql(spark_session, statement, warehouse)
-        if result is not None and hasattr(result, "toPandas"):
-            result = result.toArrow() if arrow and hasattr(result, "toArrow") else result.toPandas()
+        if result is not None and hasattr(result, "toArrow"):
+            # through Arrow: PySpark's own toPandas warns about (and mishandles) pandas 3
+            result = result.toArrow()
+            if not arrow:
+                result = result.to_pandas()
     except WorkerEnvironmentError as e:  # several lines: what failed, and what to set
         raise PaimonMagicError(f"{type(e).__name__}: {e}") from None
     except PaimonLabError as e:
