@@ -88,11 +88,15 @@ def sorted_rows(rows: list[dict], key: Sequence[str]) -> list[dict]:
     return sorted((_norm(r) for r in rows), key=lambda r: tuple(r[k] for k in key))
 
 
-def assert_rows(got: pa.Table, expected: list[dict], *, key: Sequence[str] = ("id",), what: str = "") -> None:
-    """``got`` holds exactly ``expected`` (a list of row dicts, any order); the first differing
-    row and column are named instead of dumping both sides."""
+def assert_rows(got: pa.Table | list[dict], expected: list[dict], *, key: Sequence[str] = ("id",),
+                what: str = "") -> None:
+    """``got`` (a table, or its rows) holds exactly ``expected`` (a list of row dicts, any order);
+    the first differing row and column are named instead of dumping both sides."""
     cols = list(expected[0]) if expected else None
-    g = got.select(cols).to_pylist() if cols and got.num_rows else got.to_pylist()
+    if isinstance(got, list):
+        g = [{c: r[c] for c in cols} for r in got] if cols else got
+    else:
+        g = got.select(cols).to_pylist() if cols and got.num_rows else got.to_pylist()
     assert len(g) == len(expected), f"{what}: {len(g)} rows, expected {len(expected)}"
     g, e = sorted_rows(g, key), sorted_rows(expected, key)
     if g != e:
@@ -237,3 +241,167 @@ def test_pk_deletion_vectors_lab_to_rust(lab, wh, fmt):
     expected = list(model.values())
     assert_rows(t.to_arrow(), expected, what="lab DV table")
     assert_rows(rust_read(wh, "db.dv"), expected, key=("id",), what="rust DV table with deletion vectors")
+
+
+# ====================================================================== 3. every type, lab -> rust
+
+TYPES_SCHEMA = pa.schema([
+    pa.field("id", pa.int32(), nullable=False),
+    ("b", pa.bool_()),
+    ("i8", pa.int8()), ("i16", pa.int16()), ("i32", pa.int32()), ("i64", pa.int64()),
+    ("f32", pa.float32()), ("f64", pa.float64()),
+    ("d9", pa.decimal128(9, 2)), ("d38", pa.decimal128(38, 10)),
+    ("s", pa.string()),
+    ("bin4", pa.binary(4)),            # BINARY(4)
+    ("bytes", pa.binary()),            # BYTES
+    ("day", pa.date32()),
+    ("ts3", pa.timestamp("ms")),       # TIMESTAMP(3)
+    ("ts6", pa.timestamp("us")),       # TIMESTAMP(6)
+    ("ltz6", pa.timestamp("us", tz="UTC")),  # TIMESTAMP_LTZ(6)
+    ("arr", pa.list_(pa.int32())),
+    ("m", pa.map_(pa.string(), pa.int64())),
+    ("r", pa.struct([("x", pa.int32()), ("y", pa.string()), ("z", pa.list_(pa.float64()))])),
+])
+
+
+def typed_row(i: int, *, pre_epoch_fractions: bool = True, null_rows: bool = True) -> dict:
+    """Row ``i`` of the all-types table. ``pre_epoch_fractions=False`` truncates timestamps
+    before 1970 to whole seconds (pypaimon-rust cannot read those from ORC, see
+    test_orc_pre_epoch_fractional_timestamps); whole-second ones before 1970 stay.
+
+    ``null_rows=False`` keeps the ROW column non-NULL: pypaimon-rust misreads Avro files whose
+    first record has a NULL ROW (see test_avro_file_starting_with_null_row), and which record
+    comes first in a primary-key table's bucket file is up to the hash."""
+    if i % 10 == 9:  # an all-NULL row (apart from the key)
+        row = {"id": i, **{f.name: None for f in TYPES_SCHEMA if f.name != "id"}}
+        return row if null_rows else row | {"r": {"x": i, "y": None, "z": None}}
+    rnd = random.Random(i)
+    sign = -1 if i % 2 else 1
+    return {
+        "id": i,
+        "b": i % 3 == 0,
+        "i8": (i % 256) - 128, "i16": sign * (i * 37 % 32768), "i32": sign * i * 99991,
+        "i64": sign * (i * 1_000_000_007 + (2**62 if i % 5 == 0 else 0)),
+        "f32": float(pa.scalar(rnd.uniform(-1e6, 1e6), pa.float32()).as_py()),
+        "f64": [float("inf"), float("-inf"), -0.0, 1e308][i % 4] if i % 17 == 0 else rnd.uniform(-1e12, 1e12),
+        "d9": Decimal(sign * (i * 1234 % 10**9)).scaleb(-2),
+        "d38": Decimal(sign * rnd.randrange(10**37)).scaleb(-10),
+        "s": ["", "é ü 中文 🎉", "x" * 300, f"s{i}"][i % 4],
+        "bin4": bytes([i % 256, 0, 255, (i * 7) % 256]),
+        "bytes": bytes(range(i % 40)) if i % 4 else b"",
+        "day": dt.date(1970, 1, 1) + dt.timedelta(days=sign * i * 13),
+        "ts3": dt.datetime(2024, 2, 29, 23, 59, 59, 123000) + dt.timedelta(seconds=sign * i * 3607),
+        "ts6": dt.datetime(1969, 12, 31, 23, 59, 59, 999999) + dt.timedelta(microseconds=sign * i * 1_000_003),
+        "ltz6": dt.datetime(2001, 9, 9, 1, 46, 40, 654321, tzinfo=UTC) + dt.timedelta(minutes=i),
+        "arr": None if i % 7 == 3 else [j if j % 3 else None for j in range(i % 6)],
+        "m": None if i % 7 == 4 else [(f"k{j}", j * i if j else None) for j in range(i % 4)],
+        "r": None if i % 7 == 6 and null_rows else {"x": i, "y": None if i % 2 else f"y{i}",
+                                      "z": None if i % 3 == 0 else [i / 4, -0.5]},
+    } | ({} if pre_epoch_fractions else _whole_seconds_before_1970(i))
+
+
+def _whole_seconds_before_1970(i: int) -> dict:
+    row = typed_row(i)
+    return {c: row[c].replace(microsecond=0) for c in ("ts3", "ts6", "ltz6")
+            if row[c] is not None and row[c].year < 1970}
+
+
+def _types_expected(rows: list[dict]) -> list[dict]:
+    """Map values as read back by pyarrow: lists of (key, value) tuples -> dict for comparison."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        if r["m"] is not None:
+            r["m"] = dict(r["m"])
+        out.append(r)
+    return out
+
+
+def _types_got(table: pa.Table) -> list[dict]:
+    rows = table.to_pylist()
+    for r in rows:
+        if r.get("m") is not None:
+            r["m"] = dict(r["m"])
+    return rows
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("pk", [False, True], ids=["append", "pk"])
+def test_all_types_lab_to_rust(lab, wh, fmt, pk):
+    opts = {"file.format": fmt}
+    if pk:
+        opts["bucket"] = "2"
+    t = lab.create_table("db.types", TYPES_SCHEMA, primary_keys=["id"] if pk else [], options=opts)
+    rows = [typed_row(i, pre_epoch_fractions=fmt != "orc", null_rows=fmt != "avro") for i in range(3000)]
+    t.write(pa.Table.from_pylist(rows[:2000], schema=TYPES_SCHEMA))
+    t.write(pa.Table.from_pylist(rows[2000:], schema=TYPES_SCHEMA))
+    expected = _types_expected(rows)
+
+    got = rust_read(wh, "db.types")
+    assert got.column_names == TYPES_SCHEMA.names
+    rust_schema = {f.name(): f.field_type() for f in rust_table(wh, "db.types").schema().fields()}
+    assert rust_schema["d38"] == "DECIMAL(38, 10)" and rust_schema["ltz6"] == "TIMESTAMP(6) WITH LOCAL TIME ZONE"
+    assert rust_schema["bin4"] == "BINARY(4)" and rust_schema["ts3"] == "TIMESTAMP(3)"
+    for name in ("i8", "i16", "f32", "d9", "d38", "day", "ts3", "ts6"):
+        assert got.schema.field(name).type == TYPES_SCHEMA.field(name).type, name
+    assert_rows(_types_got(got), expected, what=f"rust reading all types ({fmt})")
+    # filters on typed columns, pushed into the scan
+    probe = rows[1234]
+    for col in ("d38", "ts6", "day", "s"):
+        hit = rust_read(wh, "db.types", predicate=eq(col, probe[col]), columns=["id", col])
+        want = [{"id": r["id"], col: r[col]} for r in rows if r[col] == probe[col]]
+        assert_rows(hit, want, what=f"rust filter {col} = {probe[col]!r}")
+
+
+# ====================================================================== pypaimon-rust limitations
+
+def _known_limitation(check, reason: str) -> None:
+    """Run ``check``; if it fails, skip naming pypaimon-rust's limitation (so the case starts
+    asserting by itself once pypaimon-rust is fixed)."""
+    try:
+        check()
+    except (AssertionError, ValueError) as e:
+        pytest.skip(f"{reason} [{str(e).splitlines()[0][:200]}]")
+
+
+def test_orc_pre_epoch_fractional_timestamps(lab, wh):
+    """Timestamps before 1970 with a fractional second, in ORC. paimon-lab writes them with
+    pyarrow's (Apache ORC C++) writer and reads them back; pypaimon-rust 0.4.0's ORC reader
+    (orc-rust 0.8) fails on them with 'Overflow while decoding timestamp (seconds=0,
+    nanoseconds=18446744073709550616)' (negative nanoseconds taken as unsigned)."""
+    sch = pa.schema([pa.field("id", pa.int32(), nullable=False), ("ts3", pa.timestamp("ms")),
+                     ("ts6", pa.timestamp("us"))])
+    t = lab.create_table("db.ts", sch, options={"file.format": "orc"})
+    rows = [{"id": 0, "ts3": dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+             "ts6": dt.datetime(1960, 1, 1, 0, 0, 0, 500001)},
+            {"id": 1, "ts3": dt.datetime(1969, 12, 31, 23, 59, 59), "ts6": dt.datetime(1900, 1, 1)}]
+    t.write(pa.Table.from_pylist(rows, schema=sch))
+    assert_rows(t.to_arrow(), rows, what="lab")
+    import pyarrow.orc as orc  # the reference ORC reader agrees with paimon-lab
+    for f in t.plan()[0].files:
+        assert orc.ORCFile(f"{t.path}/bucket-0/{f.file_name}").read().to_pylist() == rows
+    _known_limitation(lambda: assert_rows(rust_read(wh, "db.ts"), rows, what="rust"),
+                      "pypaimon-rust 0.4.0 (orc-rust) cannot decode ORC timestamps before 1970 "
+                      "with a fractional second")
+
+
+def test_avro_file_starting_with_null_row(lab, wh):
+    """An Avro data file whose first record has a NULL ROW (union ["null", record]: Paimon's
+    own layout for a nullable ROW). fastavro and paimon-lab read it back; pypaimon-rust 0.4.0
+    returns the later non-NULL ROWs with every field NULL. Lists, maps and ROWs nested in
+    lists are read right; so are Parquet and ORC."""
+    import fastavro
+
+    sch = pa.schema([pa.field("id", pa.int32(), nullable=False),
+                     ("r", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
+    t = lab.create_table("db.r", sch, options={"file.format": "avro"})
+    rows = [{"id": 0, "r": None}, {"id": 1, "r": {"x": 1, "y": "a"}}, {"id": 2, "r": {"x": 2, "y": None}}]
+    t.write(pa.Table.from_pylist(rows, schema=sch))
+    assert_rows(t.to_arrow(), rows, what="lab")
+    (split,) = t.plan()
+    (f,) = split.files
+    with open(f"{t.path}/bucket-0/{f.file_name}", "rb") as fh:
+        assert list(fastavro.reader(fh)) == rows
+    _known_limitation(lambda: assert_rows(rust_read(wh, "db.r"), rows, what="rust"),
+                      "pypaimon-rust 0.4.0's Avro reader drops the fields of ROW values in a file "
+                      "whose first record has a NULL ROW")
