@@ -150,6 +150,10 @@ def test_append_table_lab_to_rust(lab, wh, fmt, bucket):
     assert_rows(rust_read(wh, "db.events", options={"scan.snapshot-id": "1"}), commits[0], what="rust snapshot 1")
     # filters pushed into the scan: a partition filter and a value filter (both exact here)
     got = rust_read(wh, "db.events", predicate=eq("dt", "2024-05-02"))
+    rb = rust_table(wh, "db.events").new_read_builder()
+    all_splits = len(rb.new_scan().plan())
+    pruned = len(rb.with_filter(eq("dt", "2024-05-02")).new_scan().plan())
+    assert 0 < pruned < all_splits, (pruned, all_splits)  # the partition filter prunes splits
     assert_rows(got, [r for r in model if r["dt"] == "2024-05-02"], what="rust dt filter")
     got = rust_read(wh, "db.events", predicate=pred("between", "id", 1000, 1099))
     assert_rows(got, [r for r in model if 1000 <= r["id"] <= 1099], what="rust id filter")
@@ -604,7 +608,7 @@ def test_pk_merge_engines_lab_to_rust(lab, wh, engine):
         t.write(pa.Table.from_pylist(batch, schema=MERGE_SCHEMA))
         for r in batch:
             old = model.get(r["id"])
-            if old is None or engine in ("dynamic-bucket",) or engine == "deduplicate":
+            if old is None or engine == "dynamic-bucket":  # dynamic-bucket: deduplicate
                 model[r["id"]] = r
             elif engine == "aggregation":
                 model[r["id"]] = {"id": r["id"], "a": old["a"] + r["a"], "b": r["b"] if r["b"] is not None else old["b"]}
