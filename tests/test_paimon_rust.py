@@ -663,3 +663,25 @@ def test_incremental_scan_lab_to_rust(lab, wh):
     assert_rows(got, commits[1] + commits[2], what="rust delta (1, 3]")
     assert_rows(t.changes(start_snapshot=1, end_snapshot=3).drop_columns(["rowkind"]), commits[1] + commits[2],
                 what="lab changes (1, 3]")
+
+
+# ====================================================================== controls: pypaimon's files
+
+def test_limitations_hold_for_pypaimon_files_too(py_catalog, warehouse):
+    """The two pypaimon-rust reader limitations above are not about paimon-lab's files: the
+    same values written by pypaimon (the official Python client, in its own venv) fail the
+    same way in pypaimon-rust."""
+    sch = pa.schema([pa.field("id", pa.int32(), nullable=False),
+                     ("r", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
+    rows = [{"id": 0, "r": None}, {"id": 1, "r": {"x": 1, "y": "a"}}]
+    py_catalog.create_table("db.r", sch, options={"file.format": "avro"})
+    py_catalog.write_table("db.r", [pa.Table.from_pylist(rows, schema=sch)], False)
+    assert rust_read(warehouse, "db.r").to_pylist()[1]["r"] == {"x": None, "y": None}, \
+        "pypaimon-rust now reads pypaimon's Avro NULL-first ROW right: re-check test_avro_file_starting_with_null_row"
+
+    sch = pa.schema([pa.field("id", pa.int32(), nullable=False), ("ts", pa.timestamp("us"))])
+    py_catalog.create_table("db.ts", sch, options={"file.format": "orc"})
+    py_catalog.write_table("db.ts", [pa.Table.from_pylist(
+        [{"id": 0, "ts": dt.datetime(1969, 12, 31, 23, 59, 59, 999000)}], schema=sch)], False)
+    with pytest.raises(ValueError, match="Overflow while decoding timestamp"):
+        rust_read(warehouse, "db.ts")
