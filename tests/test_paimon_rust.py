@@ -200,7 +200,7 @@ def _pk_scenario(t, rng: random.Random, n: int) -> tuple[dict, list[dict]]:
     return model, snap1
 
 
-@pytest.mark.parametrize("fmt,n", [("parquet", 60_000), ("orc", 20_000), ("avro", 20_000)])
+@pytest.mark.parametrize("fmt,n", [("parquet", 60_000), ("orc", 10_000), ("avro", 10_000)])
 def test_pk_table_lab_to_rust(lab, wh, fmt, n):
     t = lab.create_table("db.users", PK_SCHEMA, primary_keys=["id"],
                          options={"bucket": "4", "file.format": fmt})
