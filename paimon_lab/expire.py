@@ -19,7 +19,7 @@ from .errors import OptionError, PaimonLabError, SnapshotNotExistError
 from .fs import join
 from .index_manifest import read_index_manifest
 from .manifest import ADD, DELETE
-from .snapshot import Snapshot
+from .snapshot import ROLLBACK_MARKER, Snapshot
 
 if TYPE_CHECKING:
     from .table import Table
@@ -344,4 +344,15 @@ def remove_orphan_files(table: "Table", older_than_millis: int | None = None, *,
                 removed.append(join(directory, name))
 
     walk(t.path, True, False)
+    for tb in tables:   # a rollback cut short: make LATEST whole again and drop its marker
+        sm = tb.snapshot_manager
+        marker = join(sm.dir, ROLLBACK_MARKER)
+        info = io.fs.get_file_info(io.arrow_path(marker))
+        if info.type.name == "File" and (info.mtime_ns or 0) // 1_000_000 < cutoff:
+            if not dry_run:
+                latest = sm.latest_id()
+                if latest is not None:
+                    sm.write_hint("LATEST", latest)
+                sm.end_rollback()
+            removed.append(marker)
     return removed
