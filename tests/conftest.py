@@ -27,6 +27,22 @@ def make_rows(n, start=0, parts=("a", "b", "c")):
     })
 
 
+@pytest.fixture
+def wh(tmp_path) -> str:
+    """A fresh warehouse directory, as a string path."""
+    path = tmp_path / "wh"
+    path.mkdir()
+    return str(path)
+
+
+@pytest.fixture
+def lab(wh) -> Catalog:
+    """paimon_lab's catalog over ``wh``, with database ``db``."""
+    cat = Catalog(wh)
+    cat.create_database("db", ignore_if_exists=True)
+    return cat
+
+
 # ---------------------------------------------------------------- interop (pypaimon as a peer)
 
 @pytest.fixture

@@ -106,18 +106,7 @@ def assert_rows(got: pa.Table | list[dict], expected: list[dict], *, key: Sequen
     assert g == e, what
 
 
-@pytest.fixture
-def wh(tmp_path) -> str:
-    path = tmp_path / "wh"
-    path.mkdir()
-    return str(path)
 
-
-@pytest.fixture
-def lab(wh) -> Catalog:
-    cat = Catalog(wh)
-    cat.create_database("db", ignore_if_exists=True)
-    return cat
 
 
 # ====================================================================== 1. append tables, lab -> rust

@@ -33,13 +33,6 @@ def _registered(request):
 
 
 @pytest.fixture
-def wh(tmp_path) -> str:
-    path = tmp_path / "spark-wh"
-    path.mkdir()
-    return str(path)
-
-
-@pytest.fixture
 def cat(wh) -> Catalog:
     c = Catalog(wh)
     c.create_database("db")

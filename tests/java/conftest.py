@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from paimon_lab import Catalog
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VERSIONS = ("0.9", "1.0")
@@ -79,17 +78,3 @@ def java09(jo):
     """Only Paimon 0.9 (the oldest reader we promise), for the costlier tests."""
     _ensure(jo, "0.9")
     return "0.9"
-
-
-@pytest.fixture
-def wh(tmp_path) -> str:
-    path = tmp_path / "warehouse"
-    path.mkdir()
-    return str(path)
-
-
-@pytest.fixture
-def lab(wh):
-    cat = Catalog(wh)
-    cat.create_database("db", ignore_if_exists=True)
-    return cat
