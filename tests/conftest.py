@@ -46,19 +46,15 @@ def lab(wh) -> Catalog:
 # ---------------------------------------------------------------- interop (pypaimon as a peer)
 
 @pytest.fixture
-def warehouse(tmp_path) -> str:
-    """A fresh warehouse directory (a string path) shared by both engines in one test."""
-    path = tmp_path / "interop-warehouse"
-    path.mkdir()
-    return str(path)
+def warehouse(wh) -> str:
+    """The warehouse both engines share in one test (``wh``)."""
+    return wh
 
 
 @pytest.fixture
-def lab_catalog(warehouse):
-    """paimon_lab's catalog over ``warehouse``, with database ``db``."""
-    cat = Catalog(warehouse)
-    cat.create_database("db", ignore_if_exists=True)
-    return cat
+def lab_catalog(lab):
+    """paimon_lab's catalog over ``warehouse`` (``lab``)."""
+    return lab
 
 
 @pytest.fixture(scope="session")
