@@ -90,15 +90,33 @@ def to_storage(arr: pa.Array) -> pa.Array:
         return _int96(arr)
     mask = arr.is_null() if arr.null_count else None
     if pa.types.is_struct(t):
-        children = [to_storage(arr.field(i)) for i in range(t.num_fields)]
+        children = [to_storage(c) for c in arr.flatten()]   # the slice, nulls where the row is null
         return pa.StructArray.from_arrays(children, fields=list(storage_type(t)), mask=mask)
+    # Lists and maps are rebuilt from their entries as seen through this (possibly sliced) array,
+    # with null entries empty: Parquet writers before pyarrow 20 refuse null lists with contents.
     if pa.types.is_map(t):
-        return pa.MapArray.from_arrays(arr.offsets, to_storage(arr.keys), to_storage(arr.items),
+        offsets, take = _entries(arr, pa.int32())
+        return pa.MapArray.from_arrays(offsets, to_storage(arr.keys.take(take)), to_storage(arr.items.take(take)),
                                        type=storage_type(t), mask=mask)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
-        return cls.from_arrays(arr.offsets, to_storage(arr.values), type=storage_type(t), mask=mask)
+        large = pa.types.is_large_list(t)
+        cls = pa.LargeListArray if large else pa.ListArray
+        offsets, take = _entries(arr, pa.int64() if large else pa.int32())
+        return cls.from_arrays(offsets, to_storage(arr.values.take(take)), type=storage_type(t), mask=mask)
     raise TypeError(f"cannot store {t} with INT96 timestamps")
+
+
+def _entries(arr: pa.Array, type: pa.DataType) -> tuple[pa.Array, pa.Array]:
+    """For a list or map array (possibly a slice): offsets counted from 0 with null entries empty,
+    and the positions in its child array of the values those offsets cover."""
+    offsets = arr.offsets.to_numpy().astype(np.int64)
+    lengths = np.diff(offsets)
+    if arr.null_count:
+        lengths = np.where(arr.is_valid().to_numpy(zero_copy_only=False), lengths, 0)
+    ends = np.cumsum(lengths)
+    starts = np.repeat(offsets[:-1], lengths)
+    within = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - lengths, lengths)
+    return pa.array(np.concatenate([[0], ends]), type), pa.array(starts + within)
 
 
 def table_to_storage(table: pa.Table, schema: pa.Schema) -> pa.Table:
