@@ -179,6 +179,7 @@ def spark_cluster(tmp_path_factory):
 
 # ---------------------------------------------------------------- markers by what a test needs
 
+@pytest.hookimpl(tryfirst=True)   # before pytest's own -m selection reads the markers
 def pytest_collection_modifyitems(config, items):
     """Mark tests by the outside systems they need, so CI's lowest-versions run can leave out
     Spark, the browser, the Java oracle and pypaimon (their own runs cover them)."""
