@@ -82,6 +82,7 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
     if missing:
         raise DataValidationError(f"Data is missing columns {missing}")
     columns = []
+    length_mode = length_enforcer_override.get() or schema.core.get(TYPE_LENGTH_ENFORCER)
     for f in target:
         column = data.column(f.name)
         if column.type != f.type:
@@ -93,8 +94,7 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
                     f"{schema.field(f.name).type}: {e}") from None
         if not f.nullable and column.null_count:
             raise DataValidationError(f"Column '{f.name}' is NOT NULL but has {column.null_count} null value(s)")
-        mode = length_enforcer_override.get() or schema.core.get(TYPE_LENGTH_ENFORCER)
-        columns.append(enforce_length(column, schema.field(f.name), mode))
+        columns.append(enforce_length(column, schema.field(f.name), length_mode))
     return pa.Table.from_arrays(columns, schema=target)
 
 
