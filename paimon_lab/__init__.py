@@ -8,22 +8,22 @@
     table.to_pandas(filter="dt = '2024-01-01'")
 """
 
-from .catalog import Catalog
-from .jdbc_catalog import JdbcCatalog
-from .errors import *  # noqa: F401,F403  (the exception hierarchy is public API)
-from .predicate import col, parse_filter
-from .schema import SchemaChange, TableSchema
-from .snapshot import Snapshot
-from .table import Table, TableWriter
+from paimon_lab.catalog import Catalog
+from paimon_lab.jdbc_catalog import JdbcCatalog
+from paimon_lab.errors import *
+from paimon_lab.core.predicate import col, parse_filter
+from paimon_lab.core.schema import SchemaChange, TableSchema
+from paimon_lab.core.snapshot import Snapshot
+from paimon_lab.table import Table, TableWriter
 
-from . import sql  # callable module: paimon_lab.sql("SELECT ..."), paimon_lab.sql.Session
+from paimon_lab import sql
 
 __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython):
     """``%load_ext paimon_lab``: the ``%paimon`` / ``%%paimon`` magics."""
-    from .magic import load_ipython_extension as _load
+    from paimon_lab.magic import load_ipython_extension as _load
 
     _load(ipython)
 __all__ = ["sql", "Catalog", "JdbcCatalog", "Table", "TableWriter", "TableSchema", "SchemaChange", "Snapshot", "col", "parse_filter"]

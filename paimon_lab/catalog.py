@@ -7,12 +7,13 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
-from . import types as T
-from .errors import (DatabaseAlreadyExistError, DatabaseNotEmptyError, DatabaseNotExistError,
-                     InvalidIdentifierError, SchemaError, TableAlreadyExistError, TableNotExistError)
-from .fs import CommitLock, FileIO, check_name, check_new_table_name, join, normalize_path
-from .schema import SchemaManager, TableSchema, new_schema
-from .table import Table
+from paimon_lab.core import types as T
+from paimon_lab.errors import (DatabaseAlreadyExistError, DatabaseNotEmptyError, DatabaseNotExistError,
+                               InvalidIdentifierError, SchemaError, TableAlreadyExistError,
+                               TableNotExistError)
+from paimon_lab.io.file_io import CommitLock, FileIO, check_name, check_new_table_name, join, normalize_path
+from paimon_lab.core.schema import SchemaManager, TableSchema, new_schema
+from paimon_lab.table import Table
 
 DB_SUFFIX = ".db"
 DEFAULT_DATABASE = "default"
@@ -56,7 +57,7 @@ def table_schema_for(schema: "pa.Schema | TableSchema | None" = None, *,
         fields = list(fields)
         for f in fields:
             if not isinstance(f, T.DataField):
-                raise SchemaError(f"fields must be paimon_lab.types.DataField, got {type(f).__name__}")
+                raise SchemaError(f"fields must be paimon_lab.core.types.DataField, got {type(f).__name__}")
         base = new_schema(T.arrow_schema(fields), partition_keys=partition_keys, primary_keys=primary_keys,
                           options={k: v for k, v in (options or {}).items()}, comment=comment)
         counter = iter(range(1 << 30))
@@ -75,12 +76,12 @@ def table_schema_for(schema: "pa.Schema | TableSchema | None" = None, *,
         raise SchemaError("create_table needs a pyarrow.Schema, a TableSchema or fields=[DataField, ...], "
                           f"got {type(schema).__name__}")
     if out.primary_keys:
-        from .mergetree.kv import KeyValueLayout
-        from .mergetree.merge_function import merge_function_for
+        from paimon_lab.core.key_value import KeyValueLayout
+        from paimon_lab.mergetree.merge_function import merge_function_for
 
         KeyValueLayout(out)  # validates sequence.field
         merge_function_for(out)  # validates merge engine options
-    from .fileindex import validate_file_index
+    from paimon_lab.fileindex import validate_file_index
 
     validate_file_index(out.options, list(out.fields))
     return out
@@ -97,7 +98,7 @@ class Catalog:
                  options: dict[str, str] | None = None):
         self.warehouse = normalize_path(warehouse)
         if filesystem is None and options:
-            from .fs_options import filesystem_from_options
+            from paimon_lab.io.fs_options import filesystem_from_options
 
             filesystem = filesystem_from_options(self.warehouse, options)
         self.file_io = FileIO(self.warehouse, filesystem, lock)
@@ -156,7 +157,7 @@ class Catalog:
                      partition_keys: Sequence[str] = (), options: dict[str, Any] | None = None,
                      comment: str | None = None, ignore_if_exists: bool = False) -> Table:
         """Create a table; returns it. The columns come from a pyarrow ``schema``, or from
-        ``fields`` (a list of :class:`paimon_lab.types.DataField`, for exact Paimon types such as
+        ``fields`` (a list of :class:`paimon_lab.core.types.DataField`, for exact Paimon types such as
         VARCHAR(20), CHAR(5), TIMESTAMP(3)), or ``schema`` is a whole :class:`TableSchema`."""
         db, name = split_identifier(identifier)
         check_new_table_name(name)
@@ -179,7 +180,7 @@ class Catalog:
 
     def system_table(self, identifier: str, **kwargs: Any) -> pa.Table:
         """A system table by name: ``db.t$snapshots``, ``db.t$branch_b$files``, ``sys.all_table_options``."""
-        from .system_tables import catalog_system_table, parse_system_identifier, system_table
+        from paimon_lab.system_tables import catalog_system_table, parse_system_identifier, system_table
 
         table_id, name = parse_system_identifier(identifier)
         if table_id is None:

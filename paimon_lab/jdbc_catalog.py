@@ -47,15 +47,17 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from . import types as T
-from .catalog import DB_SUFFIX, split_branch, split_identifier, table_schema_for
-from .errors import (CatalogError, CommitError, DatabaseAlreadyExistError, DatabaseNotEmptyError,
-                     DatabaseNotExistError, OptionError, TableAlreadyExistError, TableNotExistError)
-from .fs import CommitLock, FileIO, _local_path, check_name, check_new_table_name, join, normalize_path
-from .fs_options import filesystem_from_options
-from .options import parse_duration
-from .schema import SchemaManager, TableSchema
-from .table import Table
+from paimon_lab.core import types as T
+from paimon_lab.catalog import DB_SUFFIX, split_branch, split_identifier, table_schema_for
+from paimon_lab.errors import (CatalogError, CommitError, DatabaseAlreadyExistError,
+                               DatabaseNotEmptyError, DatabaseNotExistError, OptionError,
+                               TableAlreadyExistError, TableNotExistError)
+from paimon_lab.io.file_io import (CommitLock, FileIO, _local_path, check_name, check_new_table_name, join,
+                           normalize_path)
+from paimon_lab.io.fs_options import filesystem_from_options
+from paimon_lab.core.options import parse_duration
+from paimon_lab.core.schema import SchemaManager, TableSchema
+from paimon_lab.table import Table
 
 DEFAULT_CATALOG_KEY = "jdbc"
 DEFAULT_SQLITE_FILE = "paimon-jdbc-catalog.sqlite"
@@ -517,7 +519,7 @@ class JdbcCatalog:
 
     ``uri`` None (or ``"sqlite:"``) keeps the catalog in a SQLite file inside a local warehouse.
     ``filesystem`` is a pyarrow file system for the warehouse; without one, object store options
-    (see :mod:`paimon_lab.fs_options`) in ``options`` configure it. Other options: ``catalog-key``,
+    (see :mod:`paimon_lab.io.fs_options`) in ``options`` configure it. Other options: ``catalog-key``,
     ``jdbc.user``, ``jdbc.password``, ``lock.enabled`` (default true), ``lock-acquire-timeout``,
     ``lock-check-max-sleep``, ``lock-expire-time``, ``lock-key-max-length``.
     """
@@ -699,8 +701,8 @@ class JdbcCatalog:
                      partition_keys: Sequence[str] = (), options: dict[str, Any] | None = None,
                      comment: str | None = None, ignore_if_exists: bool = False) -> Table:
         """Create a table and register it; returns it. Columns come from a pyarrow ``schema``,
-        from ``fields`` (Paimon :class:`~paimon_lab.types.DataField` s, exact types) or ``schema``
-        is a whole :class:`~paimon_lab.schema.TableSchema` (see :meth:`Catalog.create_table`)."""
+        from ``fields`` (Paimon :class:`~paimon_lab.core.types.DataField` s, exact types) or ``schema``
+        is a whole :class:`~paimon_lab.core.schema.TableSchema` (see :meth:`Catalog.create_table`)."""
         db, name = split_identifier(identifier)
         check_new_table_name(name)
         full = f"{db}.{name}"

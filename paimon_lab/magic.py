@@ -18,7 +18,7 @@ import argparse
 import shlex
 from typing import Any
 
-from .errors import PaimonLabError
+from paimon_lab.errors import PaimonLabError
 
 
 class PaimonMagicError(Exception):
@@ -83,7 +83,7 @@ def run_magic(shell, line: str, cell: str | None) -> Any:
     if args.engine == "spark":
         result = _run_spark(text, args.arrow)
     else:
-        from . import sql as sql_module
+        from paimon_lab import sql as sql_module
 
         try:
             session = sql_module._session_for(args.catalog)
@@ -110,14 +110,14 @@ def _run_spark(text: str, arrow: bool = False) -> Any:
     ``PYSPARK_PYTHON`` to export) and checks once that a worker imports paimon_lab. Errors show
     the Python exception's own ``Type: message`` first, not Spark's JVM text around it."""
     try:
-        from . import spark as paimon_spark  # type: ignore[attr-defined]
-        from .spark.env import WorkerEnvironmentError, python_error
+        from paimon_lab import spark as paimon_spark
+        from paimon_lab.spark.env import WorkerEnvironmentError, python_error
         from pyspark.sql import SparkSession
     except ImportError as e:
         raise PaimonMagicError(f"--engine spark needs PySpark and paimon_lab.spark, which cannot be imported here "
                                f"({e})") from None
-    from . import sql as sql_module
-    from .sql.lexer import split_statements
+    from paimon_lab import sql as sql_module
+    from paimon_lab.sql.lexer import split_statements
 
     session = sql_module.default_session()
     entry = session.catalogs.get(session.current.catalog)

@@ -27,16 +27,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import binary_row
-from .errors import InvalidIdentifierError, PaimonLabError, SchemaError
-from .fs import join
-from .partition import java_float_string
-from .snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_lab.core import binary_row
+from paimon_lab.errors import InvalidIdentifierError, PaimonLabError, SchemaError
+from paimon_lab.io.file_io import join
+from paimon_lab.core.partition import java_float_string
+from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
-    from .table import Table
-    from .types import DataField, DataType
+    from paimon_lab.catalog import Catalog
+    from paimon_lab.table import Table
+    from paimon_lab.core.types import DataField, DataType
 
 SYSTEM_TABLE_SPLITTER = "$"
 BRANCH_PREFIX = "branch_"
@@ -430,7 +430,7 @@ def _files(table: "Table", snap: Snapshot | None) -> pa.Table:
 
 
 def _tags(table: "Table") -> pa.Table:
-    from .branch import branch_path, list_branches
+    from paimon_lab.operation.branch import branch_path, list_branches
 
     tag_branches: dict[str, list[str]] = {}
     for b in list_branches(table):
@@ -505,7 +505,7 @@ def _aggregate_files(table: "Table", snap: Snapshot | None, by_bucket: bool) -> 
 
 
 def _table_indexes(table: "Table", snap: Snapshot | None) -> pa.Table:
-    from .bucket import live_index_entries
+    from paimon_lab.operation.dynamic_bucket import live_index_entries
 
     if snap is None:
         return SCHEMAS["table_indexes"].empty_table()
@@ -543,8 +543,8 @@ def _statistics(table: "Table", snap: Snapshot | None) -> pa.Table:
 def _merged_kv(table: "Table", split) -> pa.Table:
     """Merge-on-read of one bucket keeping each key's row kind and its deletes (Java's
     ``forceKeepDelete`` read under the audit log); mirrors :meth:`TableRead._read_merged`."""
-    from .mergetree.compact import BucketFiles, merge_order, merge_sorted
-    from .mergetree.writer import batch_scan_skips_level0
+    from paimon_lab.mergetree.compact_rewriter import BucketFiles, merge_order, merge_sorted
+    from paimon_lab.mergetree.writer import batch_scan_skips_level0
 
     layout = table.kv_layout
     files = BucketFiles(table, layout, split.partition, split.bucket)
@@ -578,7 +578,7 @@ def _audit_log(table: "Table", snap: Snapshot | None, tag: str | None = None) ->
     if not table.schema.primary_keys:
         rows = _read_rows(table, snap, tag, read_optimized=False)
         return rows.add_column(0, schema.field(0), pa.array(["+I"] * rows.num_rows, _STR)).cast(schema)
-    from .mergetree.kv import KIND_NAMES, VALUE_KIND
+    from paimon_lab.core.key_value import KIND_NAMES, VALUE_KIND
 
     labels = pa.array([KIND_NAMES[i] for i in range(len(KIND_NAMES))], _STR)
     parts = []
@@ -790,7 +790,7 @@ def commit_statistics(table: "Table", stats_file: str, commit_user: str | None =
                       max_retries: int | None = None) -> int:
     """Commit an ANALYZE snapshot naming ``stats_file``: the latest snapshot's files unchanged
     (base = its base + delta manifests, an empty delta), as Java's ``commitStatistics``."""
-    from .manifest import FileNamer
+    from paimon_lab.core.manifest import FileNamer
 
     user = commit_user or str(uuid.uuid4())
     retries = max_retries if max_retries is not None else table.schema.core.get("commit.max-retries")

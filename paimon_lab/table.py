@@ -11,20 +11,20 @@ from typing import Any, Iterator, Sequence
 import pandas as pd
 import pyarrow as pa
 
-from .commit import FileStoreCommit
-from .errors import PaimonLabError, SchemaError, SnapshotNotExistError, TableNotExistError
-from .fs import FileIO, join, normalize_path
-from .manifest import DataFileMeta, ManifestIO
-from .partition import PartitionCodec
-from .predicate import And, Leaf, Or, Predicate, bind, parse_filter
-from .read import TableRead
-from .scan import DataSplit, FileStoreScan, ManifestCache
-from .schema import SchemaChange, SchemaManager, TableSchema
-from .snapshot import Snapshot, SnapshotManager
-from .tag import Tag, TagManager
-from .branch import MAIN_BRANCH, branch_path
-from .types import DataField
-from .write import AppendWriter, CommitMessage
+from paimon_lab.operation.commit import FileStoreCommit
+from paimon_lab.errors import PaimonLabError, SchemaError, SnapshotNotExistError, TableNotExistError
+from paimon_lab.io.file_io import FileIO, join, normalize_path
+from paimon_lab.core.manifest import DataFileMeta, ManifestIO
+from paimon_lab.core.partition import PartitionCodec
+from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind, parse_filter
+from paimon_lab.operation.split_read import TableRead
+from paimon_lab.operation.scan import DataSplit, FileStoreScan, ManifestCache
+from paimon_lab.core.schema import SchemaChange, SchemaManager, TableSchema
+from paimon_lab.core.snapshot import Snapshot, SnapshotManager
+from paimon_lab.core.tag import Tag, TagManager
+from paimon_lab.operation.branch import MAIN_BRANCH, branch_path
+from paimon_lab.core.types import DataField
+from paimon_lab.operation.append_write import AppendWriter, CommitMessage
 
 FilterLike = str | Predicate | None
 
@@ -99,13 +99,13 @@ class Table:
     @cached_property
     def kv_layout(self):
         """Key-value layout of a primary-key table's files."""
-        from .mergetree.kv import KeyValueLayout
+        from paimon_lab.core.key_value import KeyValueLayout
 
         return KeyValueLayout(self.schema)
 
     @cached_property
     def merge_function(self):
-        from .mergetree.merge_function import merge_function_for
+        from paimon_lab.mergetree.merge_function import merge_function_for
 
         return merge_function_for(self.schema)
 
@@ -121,7 +121,7 @@ class Table:
         cache = self.__dict__.setdefault("_dv_cache", {})
         got = cache.get(snapshot.index_manifest)
         if got is None:
-            from .bucket import load_deletion_vectors
+            from paimon_lab.operation.dynamic_bucket import load_deletion_vectors
 
             got = load_deletion_vectors(self, snapshot)
             if len(cache) > 16:
@@ -176,13 +176,13 @@ class Table:
         Old data files keep their schema id and are read through field ids: renamed columns keep
         their data, dropped ones vanish, added ones read as null, widened ones are cast.
         """
-        from .schema import apply_changes
+        from paimon_lab.core.schema import apply_changes
 
         for _ in range(10):
             latest = self.schema_manager.latest()
             new = apply_changes(latest, changes)
             if new.primary_keys:
-                from .mergetree.merge_function import merge_function_for
+                from paimon_lab.mergetree.merge_function import merge_function_for
 
                 merge_function_for(new)
             if self.schema_manager.create(new):
@@ -195,7 +195,7 @@ class Table:
         """A writer for this table; an overwrite ignores the files it is about to replace.
         ``file_uuid``: the uuid part of every file name it writes (default: a fresh one)."""
         if self.schema.primary_keys:
-            from .mergetree.writer import KeyValueFileStoreWrite
+            from paimon_lab.mergetree.writer import KeyValueFileStoreWrite
 
             return KeyValueFileStoreWrite(self, commit_user, ignore_previous_files, file_uuid=file_uuid)
         return AppendWriter(self, commit_user, ignore_previous_files, file_uuid=file_uuid)
@@ -218,7 +218,7 @@ class Table:
     def delete(self, filter: FilterLike = None) -> int | None:
         """DELETE the rows matching ``filter`` (all rows if None). Primary-key tables get -D
         records; append tables rewrite the affected files (or mark deletion vectors)."""
-        from .dml import delete_rows
+        from paimon_lab.operation.row_dml import delete_rows
 
         self.refresh()
         return delete_rows(self, self._predicate(filter))
@@ -226,7 +226,7 @@ class Table:
     def update(self, values: dict[str, Any], filter: FilterLike = None) -> int | None:
         """UPDATE ... SET column = value WHERE filter. Values are literals or callables taking the
         matching rows (an Arrow table) and returning the new column."""
-        from .dml import update_rows
+        from paimon_lab.operation.row_dml import update_rows
 
         self.refresh()
         return update_rows(self, values, self._predicate(filter))
@@ -236,8 +236,8 @@ class Table:
                    matched_condition: FilterLike = None) -> int | None:
         """MERGE INTO this table USING ``source`` ON the ``on`` columns: update or delete matched
         rows, insert the others. One commit."""
-        from .dml import merge_into
-        from .write import to_arrow_table
+        from paimon_lab.operation.row_dml import merge_into
+        from paimon_lab.operation.append_write import to_arrow_table
 
         self.refresh()
         on = [on] if isinstance(on, str) else list(on)
@@ -363,7 +363,7 @@ class Table:
         return self.to_arrow(**kwargs).to_pandas()
 
     def _compact_append(self, full: bool, pred: Predicate | None) -> int | None:
-        from .append_compact import AppendCompactor
+        from paimon_lab.operation.append_compact import AppendCompactor
 
         latest = self.snapshot_manager.latest()
         if latest is None:
@@ -376,7 +376,7 @@ class Table:
         compactor = AppendCompactor(self)
         messages: list[CommitMessage] = []
         try:
-            from .progress import progress
+            from paimon_lab.utils.progress import progress
 
             for (part, bucket), files in progress(list(groups.items()), desc="compacting buckets", unit="bucket"):
                 msg = compactor.compact(part, bucket, total[(part, bucket)], files, full, latest)
@@ -399,7 +399,7 @@ class Table:
         if snap is None:
             return pd.DataFrame(columns=columns)
         key_types = self.kv_layout.key_types if self.schema.primary_keys else []
-        from . import binary_row
+        from paimon_lab.core import binary_row
 
         dvs = self.deletion_vectors_at(snap) if self.schema.core.get("deletion-vectors.enabled") else {}
         rows = []
@@ -441,7 +441,7 @@ class Table:
         """What one snapshot changed, as rows with a ``rowkind`` column (see :meth:`changes`).
         COMPACT snapshots change nothing unless they carry changelog; OVERWRITE ones are skipped
         unless 'streaming-read-overwrite' is set (then their new rows count as +I)."""
-        from .manifest import ADD
+        from paimon_lab.core.manifest import ADD
 
         names = list(columns) if columns is not None else self.schema.field_names
         out_schema = self._changes_schema(names)
@@ -462,16 +462,16 @@ class Table:
         return pa.concat_tables(parts).cast(out_schema) if parts else out_schema.empty_table()
 
     def stream(self, **kwargs: Any):
-        """Follow the table's commits: see :func:`paimon_lab.stream.stream`."""
-        from .stream import stream
+        """Follow the table's commits: see :func:`paimon_lab.operation.stream.stream`."""
+        from paimon_lab.operation.stream import stream
 
         return stream(self, **kwargs)
 
     def _changed_rows(self, entry, names: list[str]) -> pa.Table:
-        from .mergetree.kv import KIND_NAMES, VALUE_KIND
+        from paimon_lab.core.key_value import KIND_NAMES, VALUE_KIND
 
         if self.schema.primary_keys:
-            from .mergetree.compact import BucketFiles
+            from paimon_lab.mergetree.compact_rewriter import BucketFiles
 
             kv = BucketFiles(self, self.kv_layout, entry.partition, entry.bucket).read([entry.file])
             kinds = kv.column(VALUE_KIND)
@@ -506,13 +506,13 @@ class Table:
 
     def system(self, name: str, **kwargs: Any) -> pa.Table:
         """A system table of this table ('snapshots', 'files', 'audit_log', ...) as Arrow."""
-        from .system_tables import system_table
+        from paimon_lab.system_tables import system_table
 
         return system_table(self, name, **kwargs)
 
     def analyze(self, columns: Sequence[str] | None = None) -> int | None:
         """ANALYZE TABLE: write table and column statistics; returns the ANALYZE snapshot id."""
-        from .system_tables import analyze
+        from paimon_lab.system_tables import analyze
 
         return analyze(self, columns)
 
@@ -521,48 +521,48 @@ class Table:
                          older_than_millis: int | None = None, max_deletes: int | None = None):
         """Expire old snapshots (defaults from 'snapshot.num-retained.*', 'snapshot.time-retained')
         and delete the files only they used. Returns an ExpireResult."""
-        from .expire import expire_snapshots
+        from paimon_lab.operation.expire import expire_snapshots
 
         return expire_snapshots(self, retain_max=retain_max, retain_min=retain_min,
                                 older_than_millis=older_than_millis, max_deletes=max_deletes)
 
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> Snapshot:
         """Roll the table back to a snapshot or tag; later snapshots and their files are deleted."""
-        from .expire import rollback_to
+        from paimon_lab.operation.expire import rollback_to
 
         return rollback_to(self, snapshot_id, tag)
 
     def remove_orphan_files(self, older_than_millis: int | None = None, *, dry_run: bool = False) -> list[str]:
         """Delete unreferenced files older than the given time (default: one day ago); returns
         their paths (``dry_run``: only list them)."""
-        from .expire import remove_orphan_files
+        from paimon_lab.operation.expire import remove_orphan_files
 
         return remove_orphan_files(self, older_than_millis, dry_run=dry_run)
 
     def create_branch(self, name: str, *, tag: str | None = None, snapshot_id: int | None = None) -> "Table":
         """Create a branch from a tag or snapshot (or empty); returns the branch as a Table."""
-        from .branch import create_branch
+        from paimon_lab.operation.branch import create_branch
 
         return create_branch(self, name, tag=tag, snapshot_id=snapshot_id)
 
     def delete_branch(self, name: str) -> None:
-        from .branch import delete_branch
+        from paimon_lab.operation.branch import delete_branch
 
         delete_branch(self, name)
 
     def branches(self) -> list[str]:
-        from .branch import list_branches
+        from paimon_lab.operation.branch import list_branches
 
         return list_branches(self)
 
     def fast_forward(self, branch: str) -> None:
         """Make main identical to ``branch``."""
-        from .branch import fast_forward
+        from paimon_lab.operation.branch import fast_forward
 
         fast_forward(self, branch)
 
     def consumers(self) -> dict:
-        from .consumer import ConsumerManager
+        from paimon_lab.core.consumer import ConsumerManager
 
         return ConsumerManager(self).list()
 
@@ -615,7 +615,7 @@ class TableWriter:
             self.abort()
             raise
         self._done = True
-        from .mergetree.writer import batch_scan_skips_level0
+        from paimon_lab.mergetree.writer import batch_scan_skips_level0
 
         hides_level0 = bool(self.table.schema.primary_keys) and batch_scan_skips_level0(self.table.schema.core)
         # The snapshot in which the written rows are visible: where batch reads skip level 0
@@ -631,8 +631,8 @@ class TableWriter:
         """The data is committed but its compaction lost a race with another commit. Where
         readers skip level 0 (deletion vectors, first-row) the new rows would
         stay invisible until some later compaction: compact again on the new latest snapshot."""
-        from .errors import CommitConflictError
-        from .mergetree.writer import batch_scan_skips_level0
+        from paimon_lab.errors import CommitConflictError
+        from paimon_lab.mergetree.writer import batch_scan_skips_level0
 
         t = self.table
         if not t.schema.primary_keys or not batch_scan_skips_level0(t.schema.core) or t.schema.core.get("write-only"):

@@ -37,7 +37,7 @@ class S3Server:
         self.endpoint = f"http://127.0.0.1:{port}"
 
     def options(self) -> dict[str, str]:
-        """Catalog options for paimon_lab.fs_options."""
+        """Catalog options for paimon_lab.io.fs_options."""
         return {"s3.endpoint": self.endpoint, "s3.access-key": S3_KEY, "s3.secret-key": S3_KEY,
                 "s3.path.style.access": "true"}
 

@@ -22,7 +22,7 @@ import uuid
 import pyarrow as pa
 
 from paimon_lab import Table
-from paimon_lab.fs import FileIO
+from paimon_lab.io.file_io import FileIO
 
 MUTATING = ("write_bytes", "try_create", "open_output", "delete", "delete_dir")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from paimon_lab import Table
-from paimon_lab.index_manifest import read_index_manifest
+from paimon_lab.core.index_manifest import read_index_manifest
 
 
 def all_files(root: str) -> set[str]:

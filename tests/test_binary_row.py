@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paimon_lab import binary_row as br
+from paimon_lab.core import binary_row as br
 from paimon_lab.errors import DataValidationError, UnsupportedTypeError
-from paimon_lab.types import parse_type
+from paimon_lab.core.types import parse_type
 
 UTC = dt.timezone.utc
 

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pytest
 
 from paimon_lab import Catalog
-from paimon_lab.commit import FileStoreCommit
+from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.errors import CommitConflictError
-from paimon_lab.fs import CommitLock, FileIO
+from paimon_lab.io.file_io import CommitLock, FileIO
 from conftest import make_rows
 
 

@@ -169,7 +169,7 @@ def test_pk_compaction_races_writers(tmp_path, kind):
 def test_concurrent_deletion_vector_updates_are_not_lost(tmp_path):
     import warnings
 
-    from paimon_lab.commit import FileStoreCommit
+    from paimon_lab.operation.commit import FileStoreCommit
 
     cat = Catalog(str(tmp_path / "wh"))
     cat.create_database("db")

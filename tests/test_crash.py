@@ -47,9 +47,9 @@ KILLS_PER_OP = int(os.environ.get("PAIMON_LAB_CRASH_KILLS_PER_OP", "1"))    # SI
 
 
 _CTX = None
-PRELOAD = ["paimon_lab", "paimon_lab.table", "paimon_lab.expire", "paimon_lab.dml", "paimon_lab.append_compact",
-           "paimon_lab.mergetree.writer", "paimon_lab.mergetree.compact", "paimon_lab.deletion_vector",
-           "paimon_lab.index_manifest", "pyarrow.parquet", "pyarrow.dataset", "pytest"]
+PRELOAD = ["paimon_lab", "paimon_lab.table", "paimon_lab.operation.expire", "paimon_lab.operation.row_dml", "paimon_lab.operation.append_compact",
+           "paimon_lab.mergetree.writer", "paimon_lab.mergetree.compact_rewriter", "paimon_lab.core.deletion_vector",
+           "paimon_lab.core.index_manifest", "pyarrow.parquet", "pyarrow.dataset", "pytest"]
 
 
 def ctx():
@@ -311,7 +311,7 @@ class _Crash(BaseException):
 
 
 def _crash_on_delete(monkeypatch, n: int) -> None:
-    from paimon_lab.fs import FileIO
+    from paimon_lab.io.file_io import FileIO
 
     original, calls = FileIO.delete, []
 

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paimon_lab import types as T
+from paimon_lab.core import types as T
 from paimon_lab.errors import OptionError, UnsupportedTypeError
 from paimon_lab.fileindex import (BITMAP, BLOOM_FILTER, BSI, FileIndexReader, build_file_index,
                                   embed_in_manifest, file_index_columns, index_file_name,
@@ -35,9 +35,9 @@ from paimon_lab.fileindex import (BITMAP, BLOOM_FILTER, BSI, FileIndexReader, bu
                                   write_file_index)
 from paimon_lab.fileindex import bitmap as fbitmap
 from paimon_lab.fileindex import bloom as fbloom
-from paimon_lab.fileindex.format import (java_hashmap_order, java_string_hash, java_utf,
+from paimon_lab.fileindex.index_file import (java_hashmap_order, java_string_hash, java_utf,
                                          read_java_utf)
-from paimon_lab.predicate import And, Leaf, Not, Or, col, parse_filter
+from paimon_lab.core.predicate import And, Leaf, Not, Or, col, parse_filter
 
 MAGIC = struct.pack(">q", 1493475289347502)
 _EXAMPLES = int(os.environ.get("FILE_INDEX_EXAMPLES", "120"))

@@ -15,18 +15,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paimon_lab import binary_row
-from paimon_lab.deletion_vector import (
+from paimon_lab.core import binary_row
+from paimon_lab.core.deletion_vector import (
     DV_INDEX_VERSION, MAGIC_NUMBER, MAGIC_NUMBER_64, MAX_POSITION_32, DeletionVector, DeletionVectorMeta,
     read_deletion_vector, read_dv_index, write_dv_index)
 from paimon_lab.errors import CorruptFileError
-from paimon_lab.fs import FileIO
-from paimon_lab.hash_index import read_hash_index, write_hash_index
-from paimon_lab.index_manifest import (
+from paimon_lab.io.file_io import FileIO
+from paimon_lab.core.hash_index import read_hash_index, write_hash_index
+from paimon_lab.core.index_manifest import (
     ADD, DELETE, INDEX_MANIFEST_SCHEMA, GlobalIndexMeta, IndexFileMeta, IndexManifestEntry,
     commit_index_changes, index_file_path, merge_index_entries, read_index_manifest, write_index_manifest)
-from paimon_lab.manifest import FileNamer
-from paimon_lab.types import parse_type
+from paimon_lab.core.manifest import FileNamer
+from paimon_lab.core.types import parse_type
 
 
 # ------------------------------------------------------------------ the spec, written out

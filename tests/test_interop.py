@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from paimon_lab.errors import DataValidationError, PaimonLabError
-from paimon_lab.read import TableRead
+from paimon_lab.operation.split_read import TableRead
 
 UTC = dt.timezone.utc
 FORMATS = ["parquet", "orc", "avro"]
@@ -1009,7 +1009,7 @@ def test_stats_agree_with_pypaimon(engines, fmt):
         engines[w].write(f"db.{w}", data)
 
     def stats(ident: str):
-        from paimon_lab.stats import decode_stats
+        from paimon_lab.core.stats import decode_stats
 
         t = engines["lab"].cat.get_table(ident)
         (split,) = t.plan()

@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from paimon_lab.read import TableRead
+from paimon_lab.operation.split_read import TableRead
 
 # The interop fixtures' engines, reused: catalog wiring, reads, snapshots, tags, time travel.
 from test_interop import LabEngine, PyEngine

@@ -466,7 +466,7 @@ def test_sql_jdbc_catalog_errors(tmp_path):
 
 
 def test_jdbc_rename_and_alter_view_api(jdbc, sample_schema):
-    from paimon_lab import types as T
+    from paimon_lab.core import types as T
 
     jdbc.create_database("db")
     t = jdbc.create_table("db.t", fields=[T.DataField(0, "id", T.parse_type("BIGINT")),

@@ -18,7 +18,7 @@ from paimon_lab.errors import DataValidationError, OptionError
 from paimon_lab.mergetree.merge_function import (
     AggregateMergeFunction, DeduplicateMergeFunction, FirstRowMergeFunction, KeyGroups,
     PartialUpdateMergeFunction, group_starts, merge_function_for)
-from paimon_lab.schema import new_schema
+from paimon_lab.core.schema import new_schema
 
 I, UB, UA, D = 0, 1, 2, 3
 RETRACT = {UB, D}

@@ -1,4 +1,4 @@
-"""Merge-on-read fast paths (paimon_lab.mergetree.merge_read) against the general merge and a model.
+"""Merge-on-read fast paths (paimon_lab.mergetree.reader) against the general merge and a model.
 
 The deduplicate engine reads key columns first and values only of winning rows; files whose key
 ranges do not overlap are not merged at all; key predicates skip row groups and rows before the
@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_lab import SchemaChange as C
-from paimon_lab.mergetree import merge_read
-from paimon_lab.predicate import Leaf, col, filter_table, match_mask, parse_filter
+from paimon_lab.mergetree import reader as merge_read
+from paimon_lab.core.predicate import Leaf, col, filter_table, match_mask, parse_filter
 
 KV = pa.schema([("k", pa.int64()), ("v", pa.float64()), ("s", pa.string())])
 
@@ -328,7 +328,7 @@ def test_long_in_lists_parse_like_sql(text):
     import sqlglot
 
     from paimon_lab.errors import FilterError
-    from paimon_lab.predicate import _convert, _parse_long_in_list
+    from paimon_lab.core.predicate import _convert, _parse_long_in_list
 
     try:
         expected = _convert(sqlglot.parse_one(text), text)
@@ -354,7 +354,7 @@ def test_lookup_changelog_tables_read_level0_like_java(tmp_path):
     t.write(pa.table({"k": [1, 2, 3], "v": ["a", "b", "c"]}))
     assert [s.commit_kind for s in t.snapshots()] == ["APPEND", "COMPACT"]
     assert t.to_arrow(snapshot_id=1).sort_by("k")["v"].to_pylist() == ["a", "b", "c"]
-    from paimon_lab.schema import SchemaChange as C
+    from paimon_lab.core.schema import SchemaChange as C
 
     t.alter(C.set_option("write-only", "true"))   # a writer that leaves level 0 to a compaction job
     t.write(pa.table({"k": [2, 4], "v": ["b2", "d"]}))

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, strategies as st
 
 from paimon_lab import Catalog
-from paimon_lab import types as T
+from paimon_lab.core import types as T
 from paimon_lab.errors import (CorruptFileError, DatabaseAlreadyExistError, DatabaseNotEmptyError,
                                DatabaseNotExistError, InvalidIdentifierError, OptionError, SchemaError,
                                TableAlreadyExistError, TableNotExistError, UnsupportedTypeError)
-from paimon_lab.schema import TableSchema
-from paimon_lab.snapshot import Snapshot
+from paimon_lab.core.schema import TableSchema
+from paimon_lab.core.snapshot import Snapshot
 from conftest import make_rows
 
 ALL_TYPES = [

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_lab.errors import OptionError
-from paimon_lab.format import RollingFileWriter, parquet_encodings
+from paimon_lab.core.file_format import RollingFileWriter, parquet_encodings
 
 
 def _rows(n: int, parts=("a", "b", "c")) -> pa.Table:
@@ -99,7 +99,7 @@ def test_java_physical_types(lab_catalog):
     """Short DECIMALs as INT32/INT64, TIMESTAMP(0..6) as INT64 millis/micros and TIMESTAMP(7..9)
     as INT96 (each column as Java writes it, in one file), nested ROW fields with field ids; and
     we read it all back."""
-    from paimon_lab.types import DataField, parse_type
+    from paimon_lab.core.types import DataField, parse_type
 
     spec = [("id", "INT"), ("d9", "DECIMAL(9, 2)"), ("d18", "DECIMAL(18, 2)"), ("d38", "DECIMAL(38, 2)"),
             ("ts0", "TIMESTAMP(0)"), ("ts3", "TIMESTAMP(3)"), ("ts6", "TIMESTAMP(6)"), ("ts9", "TIMESTAMP(9)"),
@@ -137,7 +137,7 @@ def test_java_physical_types(lab_catalog):
     assert got.schema == data.schema
     assert got.sort_by("id").equals(data)
     # and a filter on a nanosecond column, pushed down into the INT96 file
-    from paimon_lab.predicate import Leaf
+    from paimon_lab.core.predicate import Leaf
 
     at = pa.scalar(int(ns[250]), pa.timestamp("ns")).as_py()
     assert t.to_arrow(filter=Leaf(">=", "ts9", (at,))).column("id").to_pylist() == list(range(250, n))
@@ -194,7 +194,7 @@ def test_nested_nanosecond_timestamps_from_sliced_input_with_null_lists(tmp_path
     """INT96 storage of TIMESTAMP(9) inside ARRAY/MAP/ROW keeps every value when the written data
     is a slice and holds null lists (older pyarrow writers refuse null lists with contents)."""
     from paimon_lab import Catalog
-    from paimon_lab.types import DataField, parse_type
+    from paimon_lab.core.types import DataField, parse_type
 
     c = Catalog(str(tmp_path))
     c.create_database("db")

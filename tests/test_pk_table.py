@@ -274,7 +274,7 @@ def test_dynamic_bucket_opens_buckets_at_target_row_num(catalog):
     assert sorted(lv.groupby("bucket")["row_count"].sum().tolist()) == [50, 100, 100]
     snap = t.latest_snapshot()
     assert snap.index_manifest and snap.index_manifest.startswith("index-manifest-")
-    from paimon_lab.bucket import live_index_entries
+    from paimon_lab.operation.dynamic_bucket import live_index_entries
     entries = live_index_entries(t)
     assert sorted((e.bucket, e.index_file.row_count) for e in entries) == [(0, 100), (1, 100), (2, 50)]
     assert all(e.index_file.index_type == "HASH" for e in entries)
@@ -298,7 +298,7 @@ def test_dynamic_bucket_partitioned_keeps_index_per_partition(catalog):
     t.write(data.set_column(2, "v", pa.array([100] * 30, pa.int64())))
     out = t.to_arrow()
     assert out.num_rows == 30 and set(out["v"].to_pylist()) == {100}
-    from paimon_lab.bucket import live_index_entries
+    from paimon_lab.operation.dynamic_bucket import live_index_entries
     assert len(live_index_entries(t)) == 4  # two buckets in each partition
 
 
@@ -358,7 +358,7 @@ def test_deletion_vectors_mark_old_rows_instead_of_merging(catalog):
     got = {r["k"]: r["v2"] for r in t.to_arrow().to_pylist()}
     assert len(got) == 10 and got[3] == "new" and got[7] == "new" and got[0] == "old"
     snap = t.latest_snapshot()
-    from paimon_lab.bucket import live_index_entries
+    from paimon_lab.operation.dynamic_bucket import live_index_entries
     entries = live_index_entries(t, "DELETION_VECTORS")
     assert len(entries) == 1 and entries[0].index_file.dv_range_map()[dvs.iloc[0]["file_name"]].cardinality == 2
     # deletes too; time travel sees the older deletion vectors
@@ -436,7 +436,7 @@ def test_sequence_auto_padding_row_kind_flag(catalog):
 
 
 def test_compaction_merges_large_units_in_key_slices(catalog, monkeypatch):
-    from paimon_lab.mergetree import compact
+    from paimon_lab.mergetree import compact_rewriter as compact
 
     calls = []
     original = compact.merge_sorted
@@ -478,7 +478,7 @@ def test_overwrite_of_pk_table_ignores_the_replaced_files(catalog):
 def test_bucket_change_needs_overwrite(catalog):
     t = pk_table(catalog, bucket="2")
     t.write(rows(*[(i, 1.0, "a") for i in range(10)]))
-    from paimon_lab.schema import TableSchema
+    from paimon_lab.core.schema import TableSchema
     import dataclasses
     newer = dataclasses.replace(t.schema, id=1, options={**t.schema.options, "bucket": "4"})
     t.schema_manager.create(newer)

@@ -1028,7 +1028,7 @@ def test_materialized_table_stale_refresh_after_restart(s, wh):
 def test_integer_and_float_literals_filter_decimal_columns(s, wh):
     from decimal import Decimal as D
 
-    from paimon_lab.predicate import col
+    from paimon_lab.core.predicate import col
 
     s.run("CREATE TABLE p (id INT, price DECIMAL(10, 2))")
     s.run("INSERT INTO p VALUES (1, 9.99), (2, 10.00), (3, 10.55), (4, 10.56), (5, NULL), (6, -3.50)")
@@ -1067,7 +1067,7 @@ def test_create_table_keeps_declared_types(s, wh):
 
 
 def test_catalog_create_table_with_paimon_fields(tmp_path):
-    from paimon_lab import types as T
+    from paimon_lab.core import types as T
     from paimon_lab.errors import SchemaError
 
     cat = Catalog(str(tmp_path / "wh"))

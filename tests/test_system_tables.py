@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paimon_lab import Catalog, SchemaChange
-from paimon_lab.consumer import ConsumerManager
+from paimon_lab.core.consumer import ConsumerManager
 from paimon_lab.errors import InvalidIdentifierError, PaimonLabError, SchemaError
 from paimon_lab.system_tables import (GLOBAL_SYSTEM_TABLES, SYSTEM_TABLES, analyze, catalog_system_table,
                                       column_statistics, parse_system_identifier, read_statistics,
                                       system_table)
-from paimon_lab.types import DataField, parse_type
+from paimon_lab.core.types import DataField, parse_type
 
 # The columns of each system table, in order, as the seed's SELECT * examples print them.
 SEED_COLUMNS = {

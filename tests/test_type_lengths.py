@@ -10,7 +10,7 @@ import pytest
 from paimon_lab import Catalog
 from paimon_lab.errors import DataValidationError, OptionError
 from paimon_lab.sql import Session, SqlError
-from paimon_lab.types import DataField, parse_type
+from paimon_lab.core.types import DataField, parse_type
 
 FIELDS = [DataField(0, "id", parse_type("INT")), DataField(1, "c", parse_type("CHAR(3)")),
           DataField(2, "v", parse_type("VARCHAR(4)")), DataField(3, "b", parse_type("BINARY(2)")),

@@ -11,7 +11,7 @@ pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
 pytest.importorskip("anywidget")   # plotly >= 6 builds FigureWidget on anywidget
 
-from paimon_lab import progress  # noqa: E402
+from paimon_lab.utils import progress
 from paimon_lab.widgets import (DeletionVectorView, LiveTail, LsmView, ManifestExplorer,  # noqa: E402
                                 SnapshotBrowser, SnapshotDiff)
 from paimon_lab.widgets._common import java_bytes  # noqa: E402

@@ -8,7 +8,7 @@ otherwise writes it next to the data file as :func:`index_file_name` (``<data fi
 listing that name in the file's ``_EXTRA_FILES``.
 
 Reading: :class:`FileIndexReader` answers :meth:`~FileIndexReader.may_match` for a
-:class:`~paimon_lab.predicate.Predicate` (False only when the index proves no row matches) and,
+:class:`~paimon_lab.core.predicate.Predicate` (False only when the index proves no row matches) and,
 for bitmap and bsi indexes, :meth:`~FileIndexReader.rows_matching` gives row selections.
 
     data = build_file_index(table, {"file-index.bloom-filter.columns": "id"}, schema.fields)
@@ -24,16 +24,17 @@ from typing import Any, Mapping
 import numpy as np
 import pyarrow as pa
 
-from ..errors import OptionError, UnsupportedTypeError
-from ..options import parse_memory
-from ..predicate import And, Leaf, Not, Or, Predicate
-from . import bitmap as _bitmap
-from . import bloom as _bloom
-from . import bsi as _bsi
-from .format import (BITMAP, BLOOM_FILTER, BSI, EMPTY_INDEX_FLAG, FileIndexFormatError, Unknown,
-                     ceil_int, column_keys, floor_int, java_hashmap_order_strings, key_kind,
-                     literal_key, normalize_fields, read_file_index, read_file_index_head,
-                     write_file_index)
+from paimon_lab.errors import OptionError, UnsupportedTypeError
+from paimon_lab.core.options import parse_memory
+from paimon_lab.core.predicate import And, Leaf, Not, Or, Predicate
+from paimon_lab.fileindex import bitmap as _bitmap
+from paimon_lab.fileindex import bloom as _bloom
+from paimon_lab.fileindex import bsi as _bsi
+from paimon_lab.fileindex.index_file import (BITMAP, BLOOM_FILTER, BSI, EMPTY_INDEX_FLAG,
+                                         FileIndexFormatError, Unknown, ceil_int, column_keys,
+                                         floor_int, java_hashmap_order_strings, key_kind, literal_key,
+                                         normalize_fields, read_file_index, read_file_index_head,
+                                         write_file_index)
 
 __all__ = [
     "build_file_index", "FileIndexReader", "rows_matching", "index_in_manifest_threshold",
@@ -299,7 +300,7 @@ class FileIndexReader:
 
     def _negate(self, pred: Predicate) -> Predicate | None:
         """A predicate true exactly where NOT ``pred`` is true (under the Arrow expressions
-        :mod:`paimon_lab.predicate` evaluates), or None if there is none we can use."""
+        :mod:`paimon_lab.core.predicate` evaluates), or None if there is none we can use."""
         if isinstance(pred, Not):
             return pred.child
         if isinstance(pred, And):

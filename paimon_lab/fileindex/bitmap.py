@@ -33,10 +33,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyroaring
 
-from .. import types as T
-from ..options import parse_memory
-from .format import (ColumnKeys, equal_keys, int_width, java_hashmap_order, key_kind,
-                     literal_key)
+from paimon_lab.core import types as T
+from paimon_lab.core.options import parse_memory
+from paimon_lab.fileindex.index_file import (ColumnKeys, equal_keys, int_width, java_hashmap_order,
+                                         key_kind, literal_key)
 
 VERSION_1 = 1
 VERSION_2 = 2

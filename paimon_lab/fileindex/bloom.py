@@ -28,8 +28,8 @@ from typing import Any, Mapping
 import numpy as np
 import pyarrow as pa
 
-from .. import types as T
-from .format import ColumnKeys, equal_keys, key_kind, literal_key
+from paimon_lab.core import types as T
+from paimon_lab.fileindex.index_file import ColumnKeys, equal_keys, key_kind, literal_key
 
 _U64 = np.uint64
 P1 = _U64(0x9E3779B185EBCA87)

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import types as T
-from .bitmap import bitmap_to_array, deserialize_roaring, roaring_size, serialize_roaring
-from .format import ColumnKeys, key_kind
+from paimon_lab.core import types as T
+from paimon_lab.fileindex.bitmap import bitmap_to_array, deserialize_roaring, roaring_size, serialize_roaring
+from paimon_lab.fileindex.index_file import ColumnKeys, key_kind
 
 VERSION_1 = 1
 SUPPORTED_KINDS = ("int", "decimal")

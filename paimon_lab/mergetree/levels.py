@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..manifest import DataFileMeta
+from paimon_lab.core.manifest import DataFileMeta
 
 
 @dataclass

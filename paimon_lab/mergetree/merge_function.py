@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..arrow_compat import sort_indices_nulls_first
-from ..errors import DataValidationError, OptionError
-from .kv import DELETE, INSERT, SEQUENCE_NUMBER, UPDATE_BEFORE, VALUE_KIND
+from paimon_lab.utils.arrow import sort_indices_nulls_first
+from paimon_lab.errors import DataValidationError, OptionError
+from paimon_lab.core.key_value import DELETE, INSERT, SEQUENCE_NUMBER, UPDATE_BEFORE, VALUE_KIND
 
 __all__ = [
     "MergeFunction", "DeduplicateMergeFunction", "FirstRowMergeFunction",

@@ -15,23 +15,24 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import binary_row
-from ..bucket import DynamicBucketAssigner, load_deletion_vectors
-from ..deletion_vector import DeletionVector, write_dv_index
-from ..index_manifest import IndexFileMeta, IndexManifestEntry
-from ..errors import DataValidationError, SchemaError
-from ..fs import join
-from ..manifest import DataFileMeta, FileNamer
-from ..parallel import thread_map
-from ..write import CommitMessage, group_indices, group_rows, to_arrow_table
-from .compact import BucketFiles, CompactRewriter, concat_kv, diff_changelog, drop_retracts, merge_order, merge_sorted
-from .kv import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
-from ..arrow_compat import semi_join
-from .levels import Levels, UniversalCompaction, force_level0_unit
-from .merge_function import merge_function_for
+from paimon_lab.core import binary_row
+from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner, load_deletion_vectors
+from paimon_lab.core.deletion_vector import DeletionVector, write_dv_index
+from paimon_lab.core.index_manifest import IndexFileMeta, IndexManifestEntry
+from paimon_lab.errors import DataValidationError, SchemaError
+from paimon_lab.io.file_io import join
+from paimon_lab.core.manifest import DataFileMeta, FileNamer
+from paimon_lab.utils.parallel import thread_map
+from paimon_lab.operation.append_write import CommitMessage, group_indices, group_rows, to_arrow_table
+from paimon_lab.mergetree.compact_rewriter import (BucketFiles, CompactRewriter, concat_kv, diff_changelog,
+                                          drop_retracts, merge_order, merge_sorted)
+from paimon_lab.core.key_value import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
+from paimon_lab.utils.arrow import semi_join
+from paimon_lab.mergetree.levels import Levels, UniversalCompaction, force_level0_unit
+from paimon_lab.mergetree.merge_function import merge_function_for
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from paimon_lab.table import Table
 
 _BUCKET = "__bucket__"
 _KIND = "__kind__"

@@ -49,11 +49,11 @@ Tip: ``.config("spark.python.daemon.module", "paimon_lab.spark.daemon")`` starts
 workers with paimon_lab already imported.
 """
 
-from .datasource import PaimonDataSource, TableRef
-from .env import WorkerEnvironmentError, check_workers, configure_workers, python_error
-from .jobs import SparkJobError, bucketed, compact, register, write_table
-from .sql import sql
-from .types import spark_schema, spark_type
+from paimon_lab.spark.datasource import PaimonDataSource, TableRef
+from paimon_lab.spark.env import WorkerEnvironmentError, check_workers, configure_workers, python_error
+from paimon_lab.spark.jobs import SparkJobError, bucketed, compact, register, write_table
+from paimon_lab.spark.sql import sql
+from paimon_lab.spark.types import spark_schema, spark_type
 
 __all__ = ["register", "PaimonDataSource", "TableRef", "write_table", "bucketed", "compact", "sql",
            "spark_schema", "spark_type", "python_error", "configure_workers", "check_workers",

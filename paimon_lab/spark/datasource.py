@@ -32,15 +32,15 @@ except ImportError:  # pragma: no cover
     class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
         pass
 
-from ..catalog import Catalog
-from ..commit import FileStoreCommit
-from ..errors import PaimonLabError, SchemaError, TableNotExistError
-from ..fs import join
-from ..predicate import And, Leaf, Or, Predicate, bind
-from ..table import Table
-from ..write import CommitMessage
-from .filters import conjunction, translate
-from .types import arrow_schema_for, conform, spark_schema
+from paimon_lab.catalog import Catalog
+from paimon_lab.operation.commit import FileStoreCommit
+from paimon_lab.errors import PaimonLabError, SchemaError, TableNotExistError
+from paimon_lab.io.file_io import join
+from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind
+from paimon_lab.table import Table
+from paimon_lab.operation.append_write import CommitMessage
+from paimon_lab.spark.filters import conjunction, translate
+from paimon_lab.spark.types import arrow_schema_for, conform, spark_schema
 
 SHORT_NAME = "paimon"
 
@@ -50,7 +50,7 @@ SHORT_NAME = "paimon"
 # state to the scan, together with DataSourceReader.pushLimit; until a PySpark has that,
 # pushdown is opt-in (option filter-pushdown=true, or register(..., filter_pushdown=True)).
 FILTER_PUSHDOWN_SAFE = hasattr(DataSourceReader, "pushLimit")
-ROW_KIND_COLUMN = "_row_kind"  # paimon_lab.mergetree.kv.ROW_KIND_COLUMN: per-row kinds on PK writes
+ROW_KIND_COLUMN = "_row_kind"  # paimon_lab.core.key_value.ROW_KIND_COLUMN: per-row kinds on PK writes
 DEFAULT_SPLIT_SIZE = 128 * 1024 * 1024
 BATCH_ROWS = 65536
 
@@ -162,7 +162,7 @@ def _batches(rows: pa.Table, target: pa.Schema) -> Iterator[pa.RecordBatch]:
 
 def _chunk_files(split, target_size: int) -> list:
     """Append tables: a bucket's files are independent, so big buckets become several tasks."""
-    from ..scan import DataSplit
+    from paimon_lab.operation.scan import DataSplit
 
     groups, current, size = [], [], 0
     for f in split.files:
@@ -192,7 +192,7 @@ class PaimonReader(DataSourceReader):
         self.timestamp = _opt(options, "timestamp-millis", "scan.timestamp-millis")
         self.read_optimized = _bool(_opt(options, "read-optimized"))
         size = _opt(options, "split.target-size")
-        from ..options import parse_memory
+        from paimon_lab.core.options import parse_memory
 
         self.split_size = parse_memory(size) if size else DEFAULT_SPLIT_SIZE
 
@@ -221,7 +221,7 @@ class PaimonReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SplitPartition):
             return iter(())  # an empty table's placeholder partition
-        from ..read import TableRead
+        from paimon_lab.operation.split_read import TableRead
 
         table = _open_checked(self.ref, self.ids)
         rows = TableRead(table, self.columns, self.predicate).read([partition.split])
@@ -269,7 +269,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         table = self._table()
         sm = table.snapshot_manager
         if self.consumer_id:
-            from ..consumer import ConsumerManager
+            from paimon_lab.core.consumer import ConsumerManager
 
             got = ConsumerManager(table).get(self.consumer_id)
             if got is not None:
@@ -331,7 +331,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return out
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from ..read import TableRead
+        from paimon_lab.operation.split_read import TableRead
 
         table = self._table()
         if partition.kind == "split":
@@ -350,7 +350,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def commit(self, end: dict) -> None:
         if self.consumer_id and end.get("snapshot", -1) >= 0:
-            from ..consumer import ConsumerManager
+            from paimon_lab.core.consumer import ConsumerManager
 
             ConsumerManager(self._table()).record(self.consumer_id, end["snapshot"] + 1)
 
@@ -407,7 +407,7 @@ def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch
     """One Spark task's share of a write (see :mod:`paimon_lab.spark.shared`): files written
     against the snapshot the driver pinned (``pinned``; streams: the latest), with this task's
     own sequence-number range, not committed."""
-    from .shared import task_index, task_writer
+    from paimon_lab.spark.shared import task_index, task_writer
 
     table = ref.open()
     sm = table.snapshot_manager
@@ -429,7 +429,7 @@ def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch
 def _stage_task(table: Table, batches: Iterator[pa.RecordBatch], job: str) -> PaimonCommitMessage:
     """A task's rows for a cross-partition-update table, kept as an Arrow IPC file beside the
     table (named with the job id, so a failed job's sweep removes it) for the commit to write."""
-    from .shared import task_index
+    from paimon_lab.spark.shared import task_index
 
     path = join(table.path, f"spark-staging-{_task_file_uuid(job)}.arrow")
     writer = sink = None
@@ -478,7 +478,7 @@ def check_single_writer(table: Table, tasks: list[PaimonCommitMessage]) -> None:
     """Refuse a commit in which several tasks wrote a cross-partition-update table (dynamic
     bucket, primary key without all partition keys): a key's partition must be decided by one
     writer. :func:`paimon_lab.spark.write_table` writes such tables from one task."""
-    from .shared import cross_partition
+    from paimon_lab.spark.shared import cross_partition
 
     if not cross_partition(table):
         return
@@ -507,8 +507,8 @@ def commit_messages(table: Table, commit_user: str, tasks: list[PaimonCommitMess
     """Commit what the tasks wrote as one APPEND (or OVERWRITE) snapshot, plus a COMPACT one
     with the compaction the buckets' writers would have done (see :mod:`.shared`); on failure
     delete the files. Returns the id of the snapshot with the data (None: nothing committed)."""
-    from ..manifest import FileNamer
-    from .shared import merge_hash_index
+    from paimon_lab.core.manifest import FileNamer
+    from paimon_lab.spark.shared import merge_hash_index
 
     messages = [m for t in tasks for m in t.messages]
     try:
@@ -541,8 +541,8 @@ def _compact_after_commit(table: Table, commit_user: str, touched: set, kw: dict
     (as TableWriter's catch-up does)."""
     import warnings
 
-    from ..errors import CommitConflictError
-    from .shared import commit_compaction
+    from paimon_lab.errors import CommitConflictError
+    from paimon_lab.spark.shared import commit_compaction
 
     for _ in range(3):
         table.refresh()
@@ -574,7 +574,7 @@ class PaimonWriter(DataSourceArrowWriter):
         self.snapshot_id = snapshot_id  # pinned on the driver: every task writes against it
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        from .shared import cross_partition
+        from paimon_lab.spark.shared import cross_partition
 
         table = self.ref.open()
         if cross_partition(table):
@@ -611,7 +611,7 @@ def last_committed_batch(table: Table, commit_user: str) -> int | None:
     sid, earliest = sm.latest_id(), sm.earliest_id()
     if sid is None:
         return None
-    from ..errors import SnapshotNotExistError
+    from paimon_lab.errors import SnapshotNotExistError
 
     while earliest is not None and sid >= earliest:
         try:
@@ -758,7 +758,7 @@ class PaimonDataSource(DataSource):
 def create_table(ref: TableRef, schema, options: Mapping[str, str]) -> Table:
     """Create a missing table from a Spark schema: ``primary-keys`` and ``partition-keys`` options
     (comma separated) and any Paimon table option (``bucket``, ``file.format``, ...)."""
-    from ..options import OPTIONS
+    from paimon_lab.core.options import OPTIONS
 
     options = _lower(options)
     if ref.identifier is None:

@@ -22,7 +22,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PaimonLabError
+from paimon_lab.errors import PaimonLabError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -13,8 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import FilterError
-from ..predicate import And, Leaf, Not, Predicate, bind
+from paimon_lab.errors import FilterError
+from paimon_lab.core.predicate import And, Leaf, Not, Predicate, bind
 
 
 def _column(attribute: tuple) -> str | None:

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from .. import binary_row
-from ..commit import FileStoreCommit
-from ..errors import CommitError, PaimonLabError, TableNotExistError
-from ..table import Table
-from ..write import CommitMessage
-from .datasource import SHORT_NAME, TableRef, create_table, table_ref
+from paimon_lab.core import binary_row
+from paimon_lab.operation.commit import FileStoreCommit
+from paimon_lab.errors import CommitError, PaimonLabError, TableNotExistError
+from paimon_lab.table import Table
+from paimon_lab.operation.append_write import CommitMessage
+from paimon_lab.spark.datasource import SHORT_NAME, TableRef, create_table, table_ref
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -48,8 +48,8 @@ def register(spark: "SparkSession", warehouse: str | None = None, *, filter_push
     PYSPARK_PYTHON / spark.pyspark.python says otherwise) and, with ``check`` (once per
     SparkContext), one task checks that a worker imports paimon_lab; if not,
     :class:`~paimon_lab.spark.env.WorkerEnvironmentError` says what to set."""
-    from .datasource import with_defaults
-    from .env import check_workers, configure_workers
+    from paimon_lab.spark.datasource import with_defaults
+    from paimon_lab.spark.env import check_workers, configure_workers
 
     configure_workers(spark)
     if check:
@@ -144,7 +144,7 @@ def write_table(df: "DataFrame", identifier: str, warehouse: str | None = None, 
     except PaimonLabError:
         raise
     except Exception as e:  # Spark's exception around a task's Python error: that error first
-        from .env import python_error
+        from paimon_lab.spark.env import python_error
 
         raise SparkJobError(f"{python_error(e)}\n(writing {ref.name} with Spark failed and committed nothing; "
                             "the Spark error is the cause of this one)") from e
@@ -163,14 +163,14 @@ def _compact_task(ref: TableRef, commit_user: str, full: bool, jobs: list[tuple]
     store = None
     try:
         if table.schema.primary_keys:
-            from ..mergetree.writer import KeyValueFileStoreWrite
+            from paimon_lab.mergetree.writer import KeyValueFileStoreWrite
 
             store = KeyValueFileStoreWrite(table, commit_user)
             for part, bucket, _, _ in jobs:
                 store.writer(part, bucket).compact_until_done(full)
             messages = [m for m in (w.prepare_commit(False) for w in store.writers.values()) if m.compacted]
         else:
-            from ..append_compact import AppendCompactor
+            from paimon_lab.operation.append_compact import AppendCompactor
 
             compactor = AppendCompactor(table)
             snapshot = table.snapshot_manager.snapshot(snapshot_id) if snapshot_id is not None else None

@@ -40,18 +40,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..bucket import DynamicBucketAssigner, PartitionIndex, live_index_entries
-from ..errors import PaimonLabError, SchemaError
-from ..fs import join
-from ..hash_index import read_hash_index, write_hash_index
-from ..index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path
-from ..manifest import FileNamer
-from ..mergetree.writer import KeyValueFileStoreWrite
-from ..write import AppendWriter, CommitMessage
+from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner, PartitionIndex, live_index_entries
+from paimon_lab.errors import PaimonLabError, SchemaError
+from paimon_lab.io.file_io import join
+from paimon_lab.core.hash_index import read_hash_index, write_hash_index
+from paimon_lab.core.index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path
+from paimon_lab.core.manifest import FileNamer
+from paimon_lab.mergetree.writer import KeyValueFileStoreWrite
+from paimon_lab.operation.append_write import AppendWriter, CommitMessage
 
 if TYPE_CHECKING:
-    from ..snapshot import Snapshot
-    from ..table import Table
+    from paimon_lab.core.snapshot import Snapshot
+    from paimon_lab.table import Table
 
 SEQUENCE_STRIDE = 1 << 32  # sequence numbers one task may use in one bucket
 
@@ -285,8 +285,8 @@ def commit_compaction(table: "Table", commit_user: str, touched: set[tuple[bytes
         return []
     messages: list[CommitMessage] = []
     if table.schema.primary_keys:
-        from ..mergetree.writer import MergeTreeWriter  # noqa: F401
-        from ..parallel import thread_map
+        from paimon_lab.mergetree.writer import MergeTreeWriter
+        from paimon_lab.utils.parallel import thread_map
 
         store = KeyValueFileStoreWrite(table, commit_user)
         restored = store.restored()
@@ -306,7 +306,7 @@ def commit_compaction(table: "Table", commit_user: str, touched: set[tuple[bytes
             raise
         messages = [m for m in done if m.compacted]
     elif core.bucket > 0:
-        from ..append_compact import AppendCompactor
+        from paimon_lab.operation.append_compact import AppendCompactor
 
         latest = table.snapshot_manager.latest()
         files = table.store_scan().files_by_bucket(latest)

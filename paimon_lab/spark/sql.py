@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..catalog import Catalog
-from ..errors import PaimonLabError
-from .jobs import _ensure_registered, default_warehouse, write_table
+from paimon_lab.catalog import Catalog
+from paimon_lab.errors import PaimonLabError
+from paimon_lab.spark.jobs import _ensure_registered, default_warehouse, write_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ..errors import UnsupportedTypeError
-from .. import types as T
+from paimon_lab.errors import UnsupportedTypeError
+from paimon_lab.core import types as T
 
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
-    from ..schema import TableSchema
+    from paimon_lab.core.schema import TableSchema
 
 
 def spark_type(t: T.DataType) -> "DataType":

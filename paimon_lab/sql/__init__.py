@@ -31,8 +31,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import SqlError
-from .session import Session
+from paimon_lab.sql.errors import SqlError
+from paimon_lab.sql.session import Session
 
 __all__ = ["SqlError", "Session", "sql", "default_session", "set_default_session"]
 
@@ -58,7 +58,7 @@ def set_default_session(session: Session | None) -> None:
 
 
 def _session_for(catalog: Any) -> Session:
-    from ..catalog import Catalog
+    from paimon_lab.catalog import Catalog
 
     if catalog is None:
         return default_session()
@@ -80,7 +80,7 @@ def _session_for(catalog: Any) -> Session:
 
 
 def _is_jdbc_catalog(catalog: Any) -> bool:
-    from ..jdbc_catalog import JdbcCatalog
+    from paimon_lab.jdbc_catalog import JdbcCatalog
 
     return isinstance(catalog, JdbcCatalog)
 
@@ -96,8 +96,8 @@ def sql(statement: str, catalog: Any = None, *, params: Any = None, script: bool
     current, kept for later calls with the same catalog), a :class:`Session`, or None for the
     process-wide default session (start it with CREATE CATALOG ... / USE CATALOG ...).
     """
-    from .lexer import split_statements
-    from .params import bind
+    from paimon_lab.sql.lexer import split_statements
+    from paimon_lab.sql.params import bind
 
     text = bind(statement, params)
     if not script:

@@ -17,8 +17,8 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 
-from .. import types as T
-from .errors import SqlError
+from paimon_lab.core import types as T
+from paimon_lab.sql.errors import SqlError
 
 _INT_RANGES = {"TINYINT": (-128, 127), "SMALLINT": (-32768, 32767), "INT": (-2**31, 2**31 - 1),
                "BIGINT": (-2**63, 2**63 - 1)}

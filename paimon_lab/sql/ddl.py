@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .. import types as T
-from ..errors import UnsupportedTypeError
-from .lexer import Token, TokenStream
+from paimon_lab.core import types as T
+from paimon_lab.errors import UnsupportedTypeError
+from paimon_lab.sql.lexer import Token, TokenStream
 
 
 @dataclass

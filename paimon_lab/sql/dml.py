@@ -9,18 +9,18 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import PaimonLabError
-from ..predicate import And, Leaf, Or, Predicate, bind, parse_filter
-from .ddl import duck_type
-from .errors import SqlError
-from .lexer import TokenStream
-from .query import connect, duckdb_error, fetch_arrow
-from .relations import ArrowRelation, FunctionRelation, PaimonRelation
-from .rewrite import PLACEHOLDER, parse, rewrite
+from paimon_lab.core import types as T
+from paimon_lab.errors import PaimonLabError
+from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind, parse_filter
+from paimon_lab.sql.ddl import duck_type
+from paimon_lab.sql.errors import SqlError
+from paimon_lab.sql.lexer import TokenStream
+from paimon_lab.sql.query import connect, duckdb_error, fetch_arrow
+from paimon_lab.sql.relations import ArrowRelation, FunctionRelation, PaimonRelation
+from paimon_lab.sql.rewrite import PLACEHOLDER, parse, rewrite
 
 if TYPE_CHECKING:
-    from .session import Session
+    from paimon_lab.sql.session import Session
 
 TARGET = "__target"
 
@@ -164,7 +164,7 @@ def insert(session: "Session", ts: TokenStream):
     table = session.get_table([cat, db, name], error=err)
     ttype = table.options.get("type", "table")
     if ttype == "format-table":
-        from .special import format_insert
+        from paimon_lab.sql.special import format_insert
 
         data = prepared.execute()
         rows = _shape(data, list(table.schema.fields), columns, static, ts, query_tok, table.identifier)
@@ -279,7 +279,7 @@ def _exact_predicate(cond: exp.Expression, alias: str, table) -> Predicate | Non
     """``cond`` as an engine predicate when that is exactly equivalent, else None."""
     if cond.find(exp.Select, exp.Subquery, exp.AggFunc, exp.Window):
         return None
-    from .query import _SIMPLE
+    from paimon_lab.sql.query import _SIMPLE
 
     for n in cond.walk():
         if not isinstance(n, _SIMPLE):
@@ -591,7 +591,7 @@ def _merge(session: "Session", rw, node: exp.Merge):
         session.last_snapshot_id = table.write(pa.concat_tables(extra))
         return None
     pred = identity_predicate(current.take(pa.array(affected)), table)
-    from .. import dml as engine_dml
+    from paimon_lab.operation import row_dml as engine_dml
 
     rewrite_append = getattr(engine_dml, "_rewrite_append", None)
     if rewrite_append is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import PaimonLabError
+from paimon_lab.errors import PaimonLabError
 
 
 class SqlError(PaimonLabError):

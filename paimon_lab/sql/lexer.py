@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import SqlError, position
+from paimon_lab.sql.errors import SqlError, position
 
 _OPS = ("<=>", "<>", "<=", ">=", "!=", "==", "||", "=>", "::", "->")
 

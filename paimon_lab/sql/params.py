@@ -11,8 +11,8 @@ import decimal
 import math
 from typing import Any, Mapping, Sequence
 
-from .errors import SqlError, position
-from .lexer import tokenize
+from paimon_lab.sql.errors import SqlError, position
+from paimon_lab.sql.lexer import tokenize
 
 
 def literal(value: Any) -> str:

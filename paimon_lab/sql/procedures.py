@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 
-from ..errors import PaimonLabError
-from .errors import SqlError
-from .lexer import TokenStream
+from paimon_lab.errors import PaimonLabError
+from paimon_lab.sql.errors import SqlError
+from paimon_lab.sql.lexer import TokenStream
 
 if TYPE_CHECKING:
-    from .session import Session
+    from paimon_lab.sql.session import Session
 
 
 def _result(values: list) -> pa.Table:
@@ -83,7 +83,7 @@ def _create_tag(c: Call):
     retained = c.args.get("time_retained")
     seconds = None
     if retained:
-        from ..options import parse_duration
+        from paimon_lab.core.options import parse_duration
 
         seconds = parse_duration(str(retained).replace(" ", "")) / 1000
     table.tag_manager.create(tag, snap, seconds)
@@ -179,7 +179,7 @@ def _remove_orphan_files(c: Call):
 
 
 def _refresh_object_table(c: Call):
-    from .special import refresh_object_table
+    from paimon_lab.sql.special import refresh_object_table
 
     table = c.table()
     n = refresh_object_table(c.session, table)

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from sqlglot import exp
 
-from ..errors import PaimonLabError
-from ..predicate import And, Predicate, parse_filter
-from .errors import SqlError, position
-from .relations import Relation
-from .rewrite import PLACEHOLDER, Rewritten
+from paimon_lab.errors import PaimonLabError
+from paimon_lab.core.predicate import And, Predicate, parse_filter
+from paimon_lab.sql.errors import SqlError, position
+from paimon_lab.sql.relations import Relation
+from paimon_lab.sql.rewrite import PLACEHOLDER, Rewritten
 
 if TYPE_CHECKING:
-    from .session import Context, Session
+    from paimon_lab.sql.session import Context, Session
 
 ALL = None  # "every column" marker
 

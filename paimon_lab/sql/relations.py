@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import pyarrow as pa
 
-from ..predicate import Predicate
+from paimon_lab.core.predicate import Predicate
 
 
 class Relation:

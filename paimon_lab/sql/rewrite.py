@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 
-from .errors import SqlError, position
-from .lexer import Token, tokenize
+from paimon_lab.sql.errors import SqlError, position
+from paimon_lab.sql.lexer import Token, tokenize
 
 PLACEHOLDER = "__pl_ref_"
 READ_DIALECT = "databricks"

@@ -12,17 +12,18 @@ from typing import Any, Callable
 import pyarrow as pa
 from sqlglot import exp
 
-from .. import types as T
-from ..catalog import Catalog
-from ..errors import PaimonLabError, TableNotExistError
-from ..fs import join
-from .datagen import DatagenSpec
-from .ddl import quote
-from .errors import SqlError, position
-from .lexer import split_statements
-from .query import Planner, Prepared, Scan, connect, fetch_arrow
-from .relations import ArrowRelation, ChangesRelation, FunctionRelation, PaimonRelation, Relation
-from .rewrite import Rewritten, parse, rewrite
+from paimon_lab.core import types as T
+from paimon_lab.catalog import Catalog
+from paimon_lab.errors import PaimonLabError, TableNotExistError
+from paimon_lab.io.file_io import join
+from paimon_lab.sql.datagen import DatagenSpec
+from paimon_lab.sql.ddl import quote
+from paimon_lab.sql.errors import SqlError, position
+from paimon_lab.sql.lexer import split_statements
+from paimon_lab.sql.query import Planner, Prepared, Scan, connect, fetch_arrow
+from paimon_lab.sql.relations import (ArrowRelation, ChangesRelation, FunctionRelation, PaimonRelation,
+                                      Relation)
+from paimon_lab.sql.rewrite import Rewritten, parse, rewrite
 
 DEFAULT_CATALOG = "default_catalog"
 DEFAULT_MEMORY_DB = "default_database"
@@ -96,7 +97,7 @@ class PaimonCatalog:
 
     def get_view(self, db: str, name: str) -> ViewDef | None:
         if self.is_jdbc:
-            from ..jdbc_catalog import ViewNotExistError
+            from paimon_lab.jdbc_catalog import ViewNotExistError
 
             try:
                 v = self.catalog.get_view(f"{quote(db)}.{quote(name)}")
@@ -218,7 +219,7 @@ class Session:
     def run(self, script: str, params: Any = None) -> pa.Table | None:
         """Run a script of ';'-separated statements; returns the last result that is a table.
         ``params`` binds ``?`` / ``:name`` placeholders as literals (see :func:`paimon_lab.sql.sql`)."""
-        from .params import bind
+        from paimon_lab.sql.params import bind
 
         script = bind(script, params)
         last = None
@@ -333,7 +334,7 @@ class Session:
                 return FunctionRelation(full, spec.schema, lambda: spec.generate(self._datagen_total(spec, error),
                                                                                  self._seed()), datagen=spec)
             raise error(f"Table '{full}' is a '{mt.options.get('connector')}' sink and cannot be read")
-        from .. import system_tables as st
+        from paimon_lab import system_tables as st
 
         catalog = entry.catalog
         if db.lower() == SYSTEM_DB:
@@ -364,13 +365,13 @@ class Session:
             table = table.on_branch(options["branch"])
         ttype = table.options.get("type", "table")
         if ttype == "materialized-table" and system is None and not options.get("branch"):
-            from .special import ensure_scheduled
+            from paimon_lab.sql.special import ensure_scheduled
 
             ensure_scheduled(self, cat, db, base, table)
         if ttype == "format-table":
             if system:
                 raise error("Format tables have no system tables")
-            from .special import FormatTableRelation
+            from paimon_lab.sql.special import FormatTableRelation
 
             return FormatTableRelation(table, full)
         scan = self._scan_target(table, options, version, error)
@@ -512,7 +513,7 @@ class Session:
         text = self.setting("execution.checkpointing.interval")
         if not text:
             return None
-        from ..options import parse_duration
+        from paimon_lab.core.options import parse_duration
 
         try:
             return max(1, parse_duration(text.replace(" ", "")) // 1000) if not text.strip().isdigit() \
@@ -536,9 +537,9 @@ class Session:
 
     # ------------------------------------------------------------------ dispatch
     def _execute(self, text: str) -> pa.Table | None:
-        from ..options import OPTIONS, TYPE_LENGTH_ENFORCER
-        from ..write import length_enforcer_override
-        from .statements import dispatch
+        from paimon_lab.core.options import OPTIONS, TYPE_LENGTH_ENFORCER
+        from paimon_lab.operation.append_write import length_enforcer_override
+        from paimon_lab.sql.statements import dispatch
 
         enforcer = self.setting(TYPE_LENGTH_ENFORCER)
         with self._lock:

@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import types as T
-from ..errors import PaimonLabError
-from ..schema import SchemaChange
-from ..fs import FileIO, join
-from .ddl import ColumnDef, parse_name_list, parse_options, quote, sql_string
-from .errors import SqlError
-from .lexer import TokenStream
-from .relations import Relation
-from .rewrite import parse, rewrite
+from paimon_lab.core import types as T
+from paimon_lab.errors import PaimonLabError
+from paimon_lab.core.schema import SchemaChange
+from paimon_lab.io.file_io import FileIO, join
+from paimon_lab.sql.ddl import ColumnDef, parse_name_list, parse_options, quote, sql_string
+from paimon_lab.sql.errors import SqlError
+from paimon_lab.sql.lexer import TokenStream
+from paimon_lab.sql.relations import Relation
+from paimon_lab.sql.rewrite import parse, rewrite
 
 if TYPE_CHECKING:
-    from .session import Session
+    from paimon_lab.sql.session import Session
 
 FORMATS = {"csv": "csv", "parquet": "parquet", "orc": "orc", "json": "json"}
 
@@ -148,7 +148,7 @@ def format_insert(table, rows: pa.Table, overwrite: bool, static: dict) -> None:
 
                     csv.write_csv(body, out, csv.WriteOptions(include_header=False, delimiter=_delimiter(table)))
                 elif fmt in ("parquet", "orc"):
-                    from ..format import write_table_bytes
+                    from paimon_lab.core.file_format import write_table_bytes
 
                     # laid out as Java Paimon writes these formats (short DECIMALs as integers,
                     # TIMESTAMP(7..9) as INT96, TIME in ORC as an int), so Java reads them too
@@ -167,7 +167,7 @@ def format_insert(table, rows: pa.Table, overwrite: bool, static: dict) -> None:
 
 
 def create_format_table(session: "Session", ts: TokenStream, d, entry, db: str, name: str):
-    from .statements import create_paimon_table
+    from paimon_lab.sql.statements import create_paimon_table
 
     fmt = d.options.get("file.format", "parquet").lower()
     if fmt not in ("csv", "parquet", "orc", "json"):
@@ -192,7 +192,7 @@ OBJECT_FIELDS = [("path", "STRING"), ("name", "STRING"), ("length", "BIGINT"), (
 
 
 def create_object_table(session: "Session", ts: TokenStream, d, entry, db: str, name: str):
-    from .statements import create_paimon_table
+    from paimon_lab.sql.statements import create_paimon_table
 
     if d.columns:
         raise ts.error("An object table has a fixed schema; give no columns", d.token)
@@ -242,9 +242,9 @@ _UNITS = {"SECOND": 1, "SECONDS": 1, "MINUTE": 60, "MINUTES": 60, "HOUR": 3600, 
 
 
 def create_materialized_table(session: "Session", ts: TokenStream):
-    from .ddl import TableDef
-    from .statements import create_paimon_table
-    from .dml import write_rows
+    from paimon_lab.sql.ddl import TableDef
+    from paimon_lab.sql.statements import create_paimon_table
+    from paimon_lab.sql.dml import write_rows
 
     if_not_exists = ts.accept_kw("IF", "NOT", "EXISTS")
     parts, tok = ts.qualified_name()
@@ -366,8 +366,8 @@ def ensure_scheduled(session: "Session", cat: str, db: str, name: str, table) ->
 
 
 def refresh(session: "Session", cat: str, db: str, name: str, partition: dict | None = None) -> int | None:
-    from .dml import write_rows
-    from .session import Context
+    from paimon_lab.sql.dml import write_rows
+    from paimon_lab.sql.session import Context
 
     table = session.get_table([cat, db, name])
     o = table.options

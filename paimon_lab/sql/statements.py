@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from .. import types as T
-from ..catalog import Catalog
-from ..errors import OptionError, PaimonLabError, TableAlreadyExistError
-from ..options import validate_options
-from ..schema import SchemaChange, new_schema
-from .ddl import (ColumnDef, TableDef, create_table_sql, parse_column, parse_data_type, parse_key_list,
-                  parse_name_list, parse_options, parse_partitioned_by, parse_table_elements, quote,
-                  sql_string, type_sql)
-from .errors import SqlError
-from .lexer import TokenStream, tokenize
-from .rewrite import parse, rewrite
+from paimon_lab.core import types as T
+from paimon_lab.catalog import Catalog
+from paimon_lab.errors import OptionError, PaimonLabError, TableAlreadyExistError
+from paimon_lab.core.options import validate_options
+from paimon_lab.core.schema import SchemaChange, new_schema
+from paimon_lab.sql.ddl import (ColumnDef, TableDef, create_table_sql, parse_column, parse_data_type,
+                                parse_key_list, parse_name_list, parse_options, parse_partitioned_by,
+                                parse_table_elements, quote, sql_string, type_sql)
+from paimon_lab.sql.errors import SqlError
+from paimon_lab.sql.lexer import TokenStream, tokenize
+from paimon_lab.sql.rewrite import parse, rewrite
 
 if TYPE_CHECKING:
-    from .session import Session
+    from paimon_lab.sql.session import Session
 
 _QUERY_START = {"SELECT", "WITH", "VALUES", "FROM", "TABLE"}
 
@@ -71,7 +71,7 @@ def _create(session: "Session", ts: TokenStream):
         return create_database(session, ts)
     temporary = ts.accept_kw("TEMPORARY") or ts.accept_kw("TEMP")
     if ts.accept_kw("MATERIALIZED", "TABLE"):
-        from .special import create_materialized_table
+        from paimon_lab.sql.special import create_materialized_table
 
         return create_materialized_table(session, ts)
     if ts.accept_kw("VIEW"):
@@ -82,7 +82,7 @@ def _create(session: "Session", ts: TokenStream):
 
 
 def create_catalog(session: "Session", ts: TokenStream):
-    from .session import MemoryCatalog
+    from paimon_lab.sql.session import MemoryCatalog
 
     if_not_exists = ts.accept_kw("IF", "NOT", "EXISTS")
     name_tok = ts.peek()
@@ -137,7 +137,7 @@ def _jdbc_supported(uri: str | None) -> bool:
 
 
 def _jdbc_catalog(ts, name: str, name_tok, options: dict[str, str]):
-    from ..jdbc_catalog import JdbcCatalog
+    from paimon_lab.jdbc_catalog import JdbcCatalog
 
     try:
         return JdbcCatalog(options.get("uri") or None, options["warehouse"],
@@ -184,7 +184,7 @@ def _db_name(session, parts, ts, tok) -> tuple[str, str]:
 
 
 def _use(session: "Session", ts: TokenStream):
-    from .session import Context
+    from paimon_lab.sql.session import Context
 
     ts.expect_kw("USE")
     if ts.accept_kw("CATALOG"):
@@ -355,7 +355,7 @@ def create_table(session: "Session", ts: TokenStream, temporary: bool):
         raise ts.error("CREATE TABLE cannot have both LIKE and AS", d.token)
     ttype = d.options.get("type", "table").lower()
     if ttype in ("format-table", "object-table"):
-        from .special import create_format_table, create_object_table
+        from paimon_lab.sql.special import create_format_table, create_object_table
 
         fn = create_format_table if ttype == "format-table" else create_object_table
         return fn(session, ts, d, entry, db, name)
@@ -389,8 +389,8 @@ def create_table(session: "Session", ts: TokenStream, temporary: bool):
 
 
 def _create_connector_table(session, ts, d: TableDef, cat, db, name, entry):
-    from .datagen import DatagenSpec
-    from .session import MemTable
+    from paimon_lab.sql.datagen import DatagenSpec
+    from paimon_lab.sql.session import MemTable
 
     connector = (d.options.get("connector") or "").lower()
     fields = [T.DataField(i, c.name, c.type, c.comment) for i, c in enumerate(d.columns)]
@@ -478,8 +478,8 @@ def build_schema(ts, columns: list[ColumnDef], pks, parts, options, comment, tok
                      options={**base.options, **(raw_options or {})})
     if schema.primary_keys:
         try:
-            from ..mergetree.kv import KeyValueLayout
-            from ..mergetree.merge_function import merge_function_for
+            from paimon_lab.core.key_value import KeyValueLayout
+            from paimon_lab.mergetree.merge_function import merge_function_for
 
             KeyValueLayout(schema)
             merge_function_for(schema)
@@ -500,7 +500,7 @@ def create_paimon_table(session, ts, entry, db, name, columns, pks, parts, optio
 
 
 def _ctas(session, ts, d: TableDef, entry, db, name):
-    from .dml import write_rows
+    from paimon_lab.sql.dml import write_rows
 
     rw = rewrite(ts.text, ts.tokens, d.as_query)
     ast = parse(rw)
@@ -528,7 +528,7 @@ def _ctas(session, ts, d: TableDef, entry, db, name):
 
 
 def create_view(session: "Session", ts: TokenStream, temporary: bool, or_replace: bool):
-    from .session import MemTable, ViewDef
+    from paimon_lab.sql.session import MemTable, ViewDef
 
     if_not_exists = ts.accept_kw("IF", "NOT", "EXISTS")
     parts, tok = ts.qualified_name("a view name")
@@ -593,7 +593,7 @@ def _view_schema(session: "Session", ts: TokenStream, columns: list[str] | None,
 
 def alter_view(session: "Session", ts: TokenStream):
     """ALTER VIEW v AS <query> | ALTER VIEW v RENAME TO w."""
-    from .session import MemTable, ViewDef
+    from paimon_lab.sql.session import MemTable, ViewDef
 
     parts, tok = ts.qualified_name("a view name")
     cat, db, name = session.qualify(parts, error=lambda m: ts.error(m, tok))
@@ -662,7 +662,7 @@ def alter_view(session: "Session", ts: TokenStream):
 def _alter(session: "Session", ts: TokenStream):
     ts.expect_kw("ALTER")
     if ts.accept_kw("MATERIALIZED", "TABLE"):
-        from .special import alter_materialized_table
+        from paimon_lab.sql.special import alter_materialized_table
 
         return alter_materialized_table(session, ts)
     if ts.accept_kw("VIEW"):
@@ -810,7 +810,7 @@ def _rename_table(session, ts, parts, new_parts, tok, ntok):
 
 
 def Context_of(session, cat):
-    from .session import Context
+    from paimon_lab.sql.session import Context
 
     return Context(cat, session.current.database)
 
@@ -818,7 +818,7 @@ def Context_of(session, cat):
 # =========================================================================== SHOW / DESCRIBE
 
 def _show(session: "Session", ts: TokenStream):
-    from .. import system_tables as st
+    from paimon_lab import system_tables as st
 
     ts.expect_kw("SHOW")
     if ts.accept_kw("CATALOGS"):
@@ -879,7 +879,7 @@ def _show(session: "Session", ts: TokenStream):
         table = session.get_table(parts, error=lambda m: ts.error(m, tok))
         props = dict(table.options)
         if props.get("type") == "materialized-table":
-            from .special import MT, last_refresh_millis
+            from paimon_lab.sql.special import MT, last_refresh_millis
 
             last = last_refresh_millis(table)
             if last is not None:  # derived from the snapshots, shown with the stored state
@@ -894,7 +894,7 @@ def _show(session: "Session", ts: TokenStream):
         parts, tok = ts.qualified_name()
         return _describe_parts(session, ts, parts, tok)
     if ts.accept_kw("PROCEDURES"):
-        from .procedures import PROCEDURES
+        from paimon_lab.sql.procedures import PROCEDURES
 
         return _result(**{"procedure name": sorted(f"sys.{p}" for p in PROCEDURES)})
     raise ts.error("Unsupported SHOW statement")
@@ -942,7 +942,7 @@ def _show_create(session, ts, parts, tok, is_view):
     table = session.get_table([cat, db, name], error=lambda m: ts.error(m, tok))
     schema = table.schema
     if schema.options.get("type") == "materialized-table":
-        from .special import show_create_materialized
+        from paimon_lab.sql.special import show_create_materialized
 
         return _result(result=[show_create_materialized(full, schema)])
     return _result(result=[create_table_sql(full, schema)])
@@ -1040,7 +1040,7 @@ def _explain(session: "Session", ts: TokenStream):
         cols = None if r.columns is None else [n for n in r.relation.schema.names if n in r.columns]
         pred = None
         if r.predicates and r.relation.pushdown:
-            from ..predicate import And
+            from paimon_lab.core.predicate import And
 
             pred = r.predicates[0] if len(r.predicates) == 1 else And(tuple(r.predicates))
         lines.append((f"scan {r.relation.describe()} AS {r.alias}",
@@ -1062,7 +1062,7 @@ def _truncate(session: "Session", ts: TokenStream):
 
 
 def _analyze(session: "Session", ts: TokenStream):
-    from ..system_tables import analyze
+    from paimon_lab.system_tables import analyze
 
     ts.expect_kw("ANALYZE")
     ts.expect_kw("TABLE")
@@ -1082,19 +1082,19 @@ def _analyze(session: "Session", ts: TokenStream):
 
 
 def _call(session, ts):
-    from .procedures import call
+    from paimon_lab.sql.procedures import call
 
     return call(session, ts)
 
 
 def _insert(session, ts):
-    from .dml import insert
+    from paimon_lab.sql.dml import insert
 
     return insert(session, ts)
 
 
 def _row_dml(session, ts):
-    from .dml import row_level
+    from paimon_lab.sql.dml import row_level
 
     return row_level(session, ts)
 

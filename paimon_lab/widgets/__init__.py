@@ -16,12 +16,12 @@ They use only the engine's public API, read rows page by page (``limit=``) and n
 whole table to draw it.
 """
 
-from .deletion_vectors import DeletionVectorView
-from .live_tail import LiveTail
-from .lsm_view import LsmView
-from .manifest_explorer import ManifestExplorer
-from .snapshot_browser import SnapshotBrowser
-from .snapshot_diff import SnapshotDiff, diff
+from paimon_lab.widgets.deletion_vectors import DeletionVectorView
+from paimon_lab.widgets.live_tail import LiveTail
+from paimon_lab.widgets.lsm_view import LsmView
+from paimon_lab.widgets.manifest_explorer import ManifestExplorer
+from paimon_lab.widgets.snapshot_browser import SnapshotBrowser
+from paimon_lab.widgets.snapshot_diff import SnapshotDiff, diff
 
 __all__ = ["SnapshotBrowser", "SnapshotDiff", "LsmView", "DeletionVectorView", "ManifestExplorer", "LiveTail",
            "diff"]

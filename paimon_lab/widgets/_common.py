@@ -20,8 +20,8 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
                       "pip install 'paimon-lab[notebook]'") from e
 
 if TYPE_CHECKING:
-    from ..snapshot import Snapshot
-    from ..table import Table
+    from paimon_lab.core.snapshot import Snapshot
+    from paimon_lab.table import Table
 
 # A reference to a point in a table's history: ("snapshot", id) or ("tag", name).
 Ref = tuple
@@ -168,7 +168,7 @@ def partition_filter(table: "Table", partitions: Sequence[dict]):
     """A predicate selecting exactly the given partitions (None: no restriction)."""
     from functools import reduce
 
-    from ..predicate import col
+    from paimon_lab.core.predicate import col
 
     if not table.partition_keys or not partitions:
         return None

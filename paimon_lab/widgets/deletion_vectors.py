@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._common import CSS, W, error_html, esc, fmt_partition, html_table, kv_table, FigureSlot
+from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_partition, html_table, kv_table,
+                                        FigureSlot)
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from paimon_lab.table import Table
 
 GRID_MAX = 4096   # files up to this many rows are drawn one cell per row
 BINS = 512        # larger files are drawn as the deleted share of BINS equal slices
@@ -22,14 +23,15 @@ def deleted_rows(table: "Table", partition: bytes, bucket: int, file, positions:
                  max_rows: int = 1000) -> pd.DataFrame:
     """The rows at ``positions`` of one data file: for primary-key tables the key columns, the
     sequence number and the row kind (the record the vector hides); for append tables the row."""
-    from ..fs import join
-    from ..format import read_file
+    from paimon_lab.io.file_io import join
+    from paimon_lab.core.file_format import read_file
 
     positions = np.asarray(positions[:max_rows], dtype=np.int64)
     schema = table.schema_for(file.schema_id)
     path = file.external_path or join(table.bucket_path(partition, bucket), file.file_name)
     if table.primary_keys:
-        from ..mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KIND_NAMES, KeyValueLayout
+        from paimon_lab.core.key_value import (KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KIND_NAMES,
+                                             KeyValueLayout)
 
         layout = KeyValueLayout(schema)
         file_cols = [f.name for f in layout.file_fields]

@@ -10,10 +10,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import pyarrow as pa
 
-from ._common import CSS, W, error_html, esc, fmt_time, html_table, kv_table, FigureSlot
+from paimon_lab.widgets._common import CSS, W, error_html, esc, fmt_time, html_table, kv_table, FigureSlot
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from paimon_lab.table import Table
 
 ROW_KINDS = ("+I", "-U", "+U", "-D")
 KIND_COLORS = {"+I": "#2ca02c", "-U": "#ff7f0e", "+U": "#1f77b4", "-D": "#d62728"}

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._common import CSS, W, error_html, esc, fmt_key, fmt_partition, html_table, FigureSlot
+from paimon_lab.widgets._common import CSS, W, error_html, esc, fmt_key, fmt_partition, html_table, FigureSlot
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from paimon_lab.table import Table
 
 COLOR_BY = {"rows": ("row_count", "rows"), "bytes": ("file_size", "bytes"),
             "sequence": ("max_sequence_number", "max sequence")}

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._common import (CSS, W, error_html, esc, fmt_time, hidden, html_table, kv_table, ok_html, pre,
-                      read_kwargs, ref_label, resolve, snapshot_refs, FigureSlot)
+from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_time, hidden, html_table, kv_table,
+                                        ok_html, pre, read_kwargs, ref_label, resolve, snapshot_refs,
+                                        FigureSlot)
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from paimon_lab.table import Table
 
 KIND_COLORS = {"APPEND": "#1f77b4", "COMPACT": "#ff7f0e", "OVERWRITE": "#d62728", "ANALYZE": "#2ca02c"}
 

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ._common import (CSS, W, error_html, esc, fmt_partition, hashable_frame, html_table, kv_table,
-                      partition_filter, read_kwargs, ref_label, resolve, snapshot_refs)
+from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_partition, hashable_frame,
+                                        html_table, kv_table, partition_filter, read_kwargs, ref_label,
+                                        resolve, snapshot_refs)
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from paimon_lab.table import Table
 
 
 @dataclass

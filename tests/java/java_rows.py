@@ -14,7 +14,7 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 
-from paimon_lab.types import DataField, parse_type
+from paimon_lab.core.types import DataField, parse_type
 
 # (name, Paimon type); TIMESTAMP(7..9) columns are left out for Avro (Java's Avro format
 # rejects them: Avro timestamps stop at microseconds).

@@ -1,0 +1,348 @@
+"""Manifests: the Avro files that list a snapshot's data files.
+
+A snapshot points to manifest lists (``manifest-list-*``), each an Avro file of
+:class:`ManifestFileMeta` records; each names a manifest (``manifest-*``), an Avro file of
+:class:`ManifestEntry` records, each adding or deleting one data file (:class:`DataFileMeta`).
+Record layouts, field names and nullability are Paimon's; binary rows (partitions, keys and
+statistics) stay as bytes here and are decoded by whoever knows their types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Iterable, Sequence
+
+import fastavro
+
+from paimon_lab.core import binary_row
+from paimon_lab.errors import CorruptFileError
+from paimon_lab.io.file_io import FileIO, join
+
+ADD, DELETE = 0, 1
+FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT = 0, 1
+MANIFEST_VERSION = 2
+_NS = "org.apache.paimon.avro.generated"
+
+
+def _opt(t):
+    return ["null", t]
+
+
+def _stats_schema(name: str) -> dict:
+    return {"type": "record", "name": name, "fields": [
+        {"name": "_MIN_VALUES", "type": "bytes"},
+        {"name": "_MAX_VALUES", "type": "bytes"},
+        {"name": "_NULL_COUNTS", "type": _opt({"type": "array", "items": _opt("long")}), "default": None},
+    ]}
+
+
+_STRINGS = {"type": "array", "items": "string"}
+DATA_FILE_FIELDS = [
+    {"name": "_FILE_NAME", "type": "string"},
+    {"name": "_FILE_SIZE", "type": "long"},
+    {"name": "_ROW_COUNT", "type": "long"},
+    {"name": "_MIN_KEY", "type": "bytes"},
+    {"name": "_MAX_KEY", "type": "bytes"},
+    {"name": "_KEY_STATS", "type": _stats_schema("record__FILE__KEY_STATS")},
+    {"name": "_VALUE_STATS", "type": _stats_schema("record__FILE__VALUE_STATS")},
+    {"name": "_MIN_SEQUENCE_NUMBER", "type": "long"},
+    {"name": "_MAX_SEQUENCE_NUMBER", "type": "long"},
+    {"name": "_SCHEMA_ID", "type": "long"},
+    {"name": "_LEVEL", "type": "int"},
+    {"name": "_EXTRA_FILES", "type": _STRINGS},
+    {"name": "_CREATION_TIME", "type": _opt({"type": "long", "logicalType": "timestamp-millis"}), "default": None},
+    {"name": "_DELETE_ROW_COUNT", "type": _opt("long"), "default": None},
+    {"name": "_EMBEDDED_FILE_INDEX", "type": _opt("bytes"), "default": None},
+    {"name": "_FILE_SOURCE", "type": _opt("int"), "default": None},
+    {"name": "_VALUE_STATS_COLS", "type": _opt(_STRINGS), "default": None},
+    {"name": "_EXTERNAL_PATH", "type": _opt("string"), "default": None},
+    {"name": "_FIRST_ROW_ID", "type": _opt("long"), "default": None},
+    {"name": "_WRITE_COLS", "type": _opt(_STRINGS), "default": None},
+]
+MANIFEST_ENTRY_SCHEMA = fastavro.parse_schema({
+    "type": "record", "name": "record", "namespace": _NS, "fields": [
+        {"name": "_VERSION", "type": "int"},
+        {"name": "_KIND", "type": "int"},
+        {"name": "_PARTITION", "type": "bytes"},
+        {"name": "_BUCKET", "type": "int"},
+        {"name": "_TOTAL_BUCKETS", "type": "int"},
+        {"name": "_FILE", "type": {"type": "record", "name": "record__FILE", "fields": DATA_FILE_FIELDS}},
+    ]})
+MANIFEST_FILE_META_SCHEMA = fastavro.parse_schema({
+    "type": "record", "name": "record", "namespace": _NS, "fields": [
+        {"name": "_VERSION", "type": "int"},
+        {"name": "_FILE_NAME", "type": "string"},
+        {"name": "_FILE_SIZE", "type": "long"},
+        {"name": "_NUM_ADDED_FILES", "type": "long"},
+        {"name": "_NUM_DELETED_FILES", "type": "long"},
+        {"name": "_PARTITION_STATS", "type": _stats_schema("record__PARTITION_STATS")},
+        {"name": "_SCHEMA_ID", "type": "long"},
+        {"name": "_MIN_BUCKET", "type": _opt("int"), "default": None},
+        {"name": "_MAX_BUCKET", "type": _opt("int"), "default": None},
+        {"name": "_MIN_LEVEL", "type": _opt("int"), "default": None},
+        {"name": "_MAX_LEVEL", "type": _opt("int"), "default": None},
+        {"name": "_MIN_ROW_ID", "type": _opt("long"), "default": None},
+        {"name": "_MAX_ROW_ID", "type": _opt("long"), "default": None},
+    ]})
+
+
+
+def creation_time_now() -> int:
+    """A data file's ``_CREATION_TIME`` as Java writes it: the local wall-clock time (Java's
+    ``LocalDateTime.now()``) as milliseconds, not the UTC epoch."""
+    return int(datetime.now().replace(tzinfo=timezone.utc).timestamp() * 1000)
+
+
+@dataclass(frozen=True)
+class SimpleStats:
+    """Min/max values (serialized binary rows) and null counts of some columns."""
+
+    min_values: bytes
+    max_values: bytes
+    null_counts: tuple[int | None, ...] | None
+
+    def to_avro(self) -> dict:
+        return {"_MIN_VALUES": self.min_values, "_MAX_VALUES": self.max_values,
+                "_NULL_COUNTS": list(self.null_counts) if self.null_counts is not None else None}
+
+    @staticmethod
+    def from_avro(rec: dict) -> "SimpleStats":
+        nc = rec.get("_NULL_COUNTS")
+        return SimpleStats(rec["_MIN_VALUES"], rec["_MAX_VALUES"], tuple(nc) if nc is not None else None)
+
+
+EMPTY_STATS = SimpleStats(binary_row.EMPTY, binary_row.EMPTY, ())
+
+
+@dataclass(frozen=True)
+class DataFileMeta:
+    """Metadata of one data (or changelog) file, as a manifest entry records it."""
+
+    file_name: str
+    file_size: int
+    row_count: int
+    min_key: bytes
+    max_key: bytes
+    key_stats: SimpleStats
+    value_stats: SimpleStats
+    min_sequence_number: int
+    max_sequence_number: int
+    schema_id: int
+    level: int
+    extra_files: tuple[str, ...] = ()
+    creation_time_millis: int | None = None
+    delete_row_count: int | None = 0
+    embedded_index: bytes | None = None
+    file_source: int | None = FILE_SOURCE_APPEND
+    value_stats_cols: tuple[str, ...] | None = None
+    external_path: str | None = None
+    first_row_id: int | None = None
+    write_cols: tuple[str, ...] | None = None
+
+    @property
+    def format(self) -> str:
+        return self.file_name.rsplit(".", 1)[-1] if "." in self.file_name else "parquet"
+
+    def to_avro(self) -> dict:
+        return {
+            "_FILE_NAME": self.file_name, "_FILE_SIZE": self.file_size, "_ROW_COUNT": self.row_count,
+            "_MIN_KEY": self.min_key, "_MAX_KEY": self.max_key,
+            "_KEY_STATS": self.key_stats.to_avro(), "_VALUE_STATS": self.value_stats.to_avro(),
+            "_MIN_SEQUENCE_NUMBER": self.min_sequence_number, "_MAX_SEQUENCE_NUMBER": self.max_sequence_number,
+            "_SCHEMA_ID": self.schema_id, "_LEVEL": self.level, "_EXTRA_FILES": list(self.extra_files),
+            "_CREATION_TIME": self.creation_time_millis, "_DELETE_ROW_COUNT": self.delete_row_count,
+            "_EMBEDDED_FILE_INDEX": self.embedded_index, "_FILE_SOURCE": self.file_source,
+            "_VALUE_STATS_COLS": list(self.value_stats_cols) if self.value_stats_cols is not None else None,
+            "_EXTERNAL_PATH": self.external_path, "_FIRST_ROW_ID": self.first_row_id,
+            "_WRITE_COLS": list(self.write_cols) if self.write_cols is not None else None,
+        }
+
+    @staticmethod
+    def from_avro(rec: dict) -> "DataFileMeta":
+        created = rec.get("_CREATION_TIME")
+        if isinstance(created, datetime):
+            created = int(created.replace(tzinfo=created.tzinfo or timezone.utc).timestamp() * 1000)
+        cols = rec.get("_VALUE_STATS_COLS")
+        wcols = rec.get("_WRITE_COLS")
+        return DataFileMeta(
+            file_name=rec["_FILE_NAME"], file_size=rec["_FILE_SIZE"], row_count=rec["_ROW_COUNT"],
+            min_key=rec["_MIN_KEY"], max_key=rec["_MAX_KEY"],
+            key_stats=SimpleStats.from_avro(rec["_KEY_STATS"]),
+            value_stats=SimpleStats.from_avro(rec["_VALUE_STATS"]),
+            min_sequence_number=rec["_MIN_SEQUENCE_NUMBER"], max_sequence_number=rec["_MAX_SEQUENCE_NUMBER"],
+            schema_id=rec["_SCHEMA_ID"], level=rec["_LEVEL"], extra_files=tuple(rec.get("_EXTRA_FILES") or ()),
+            creation_time_millis=created, delete_row_count=rec.get("_DELETE_ROW_COUNT"),
+            embedded_index=rec.get("_EMBEDDED_FILE_INDEX"), file_source=rec.get("_FILE_SOURCE"),
+            value_stats_cols=tuple(cols) if cols is not None else None,
+            external_path=rec.get("_EXTERNAL_PATH"), first_row_id=rec.get("_FIRST_ROW_ID"),
+            write_cols=tuple(wcols) if wcols is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """ADD or DELETE of one data file in one partition and bucket."""
+
+    kind: int
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    file: DataFileMeta
+
+    @property
+    def identifier(self) -> tuple:
+        """What makes a file unique in a table: ADD and DELETE entries with it cancel."""
+        return (self.partition, self.bucket, self.file.level, self.file.file_name,
+                self.file.extra_files, self.file.embedded_index, self.file.external_path)
+
+    def to_avro(self) -> dict:
+        return {"_VERSION": MANIFEST_VERSION, "_KIND": self.kind, "_PARTITION": self.partition,
+                "_BUCKET": self.bucket, "_TOTAL_BUCKETS": self.total_buckets, "_FILE": self.file.to_avro()}
+
+    @staticmethod
+    def from_avro(rec: dict) -> "ManifestEntry":
+        return ManifestEntry(rec["_KIND"], rec["_PARTITION"], rec["_BUCKET"], rec["_TOTAL_BUCKETS"],
+                             DataFileMeta.from_avro(rec["_FILE"]))
+
+    def as_delete(self) -> "ManifestEntry":
+        return replace(self, kind=DELETE)
+
+
+@dataclass(frozen=True)
+class ManifestFileMeta:
+    """One manifest file, as a manifest list records it."""
+
+    file_name: str
+    file_size: int
+    num_added_files: int
+    num_deleted_files: int
+    partition_stats: SimpleStats
+    schema_id: int
+    min_bucket: int | None = None
+    max_bucket: int | None = None
+    min_level: int | None = None
+    max_level: int | None = None
+    min_row_id: int | None = None
+    max_row_id: int | None = None
+
+    def to_avro(self) -> dict:
+        return {"_VERSION": MANIFEST_VERSION, "_FILE_NAME": self.file_name, "_FILE_SIZE": self.file_size,
+                "_NUM_ADDED_FILES": self.num_added_files, "_NUM_DELETED_FILES": self.num_deleted_files,
+                "_PARTITION_STATS": self.partition_stats.to_avro(), "_SCHEMA_ID": self.schema_id,
+                "_MIN_BUCKET": self.min_bucket, "_MAX_BUCKET": self.max_bucket,
+                "_MIN_LEVEL": self.min_level, "_MAX_LEVEL": self.max_level,
+                "_MIN_ROW_ID": self.min_row_id, "_MAX_ROW_ID": self.max_row_id}
+
+    @staticmethod
+    def from_avro(rec: dict) -> "ManifestFileMeta":
+        return ManifestFileMeta(
+            rec["_FILE_NAME"], rec["_FILE_SIZE"], rec["_NUM_ADDED_FILES"], rec["_NUM_DELETED_FILES"],
+            SimpleStats.from_avro(rec["_PARTITION_STATS"]), rec["_SCHEMA_ID"],
+            rec.get("_MIN_BUCKET"), rec.get("_MAX_BUCKET"), rec.get("_MIN_LEVEL"), rec.get("_MAX_LEVEL"),
+            rec.get("_MIN_ROW_ID"), rec.get("_MAX_ROW_ID"))
+
+
+def _avro_codec(compression: str) -> str:
+    return {"zstd": "zstandard", "none": "null", "null": "null"}.get(compression, compression)
+
+
+def _write_avro(schema, records: Iterable[dict], compression: str) -> bytes:
+    buf = io.BytesIO()
+    fastavro.writer(buf, schema, records, codec=_avro_codec(compression))
+    return buf.getvalue()
+
+
+def _read_avro(file_io: FileIO, path: str, what: str) -> list[dict]:
+    try:
+        data = file_io.read_bytes(path)
+    except FileNotFoundError:
+        raise CorruptFileError(f"{what} {path} is missing") from None
+    try:
+        return list(fastavro.reader(io.BytesIO(data)))
+    except Exception as e:  # fastavro raises many kinds of errors on bad input
+        raise CorruptFileError(f"{what} {path} is corrupt or truncated: {e}") from None
+
+
+class ManifestIO:
+    """Reads and writes manifests and manifest lists under ``{table}/manifest``."""
+
+    def __init__(self, file_io: FileIO, table_path: str, compression: str = "zstd"):
+        self.io = file_io
+        self.dir = join(table_path, "manifest")
+        self.compression = compression
+
+    def path(self, name: str) -> str:
+        return join(self.dir, name)
+
+    # --------------------------------------------------------------- manifests
+    def write_manifest(self, name: str, entries: Sequence[ManifestEntry], schema_id: int,
+                       partition_stats: SimpleStats) -> ManifestFileMeta:
+        data = _write_avro(MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in entries), self.compression)
+        self.io.write_bytes(self.path(name), data)
+        buckets = [e.bucket for e in entries]
+        levels = [e.file.level for e in entries]
+        return ManifestFileMeta(
+            name, len(data), sum(1 for e in entries if e.kind == ADD),
+            sum(1 for e in entries if e.kind == DELETE), partition_stats, schema_id,
+            min(buckets, default=None), max(buckets, default=None),
+            min(levels, default=None), max(levels, default=None))
+
+    def read_manifest(self, name: str) -> list[ManifestEntry]:
+        try:
+            return [ManifestEntry.from_avro(r) for r in _read_avro(self.io, self.path(name), "Manifest")]
+        except (KeyError, TypeError) as e:
+            raise CorruptFileError(f"Manifest {name} has an unexpected layout: {e}") from None
+
+    # --------------------------------------------------------------- manifest lists
+    def write_manifest_list(self, name: str, metas: Sequence[ManifestFileMeta]) -> int:
+        data = _write_avro(MANIFEST_FILE_META_SCHEMA, (m.to_avro() for m in metas), self.compression)
+        self.io.write_bytes(self.path(name), data)
+        return len(data)
+
+    def read_manifest_list(self, name: str) -> list[ManifestFileMeta]:
+        try:
+            return [ManifestFileMeta.from_avro(r) for r in _read_avro(self.io, self.path(name), "Manifest list")]
+        except (KeyError, TypeError) as e:
+            raise CorruptFileError(f"Manifest list {name} has an unexpected layout: {e}") from None
+
+
+def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
+    """Fold ADD and DELETE entries: a DELETE cancels the ADD of the same file, in any order.
+
+    Paimon never re-adds a deleted file (names are unique), so the fold does not depend on the
+    order of manifests. What remains are the live ADDs plus DELETEs whose ADD was not seen here.
+    """
+    adds: dict[tuple, ManifestEntry] = {}
+    deletes: dict[tuple, ManifestEntry] = {}
+    for e in entries:
+        (adds if e.kind == ADD else deletes)[e.identifier] = e
+    live = [e for k, e in adds.items() if k not in deletes]
+    return live + [e for k, e in deletes.items() if k not in adds]
+
+
+@dataclass
+class FileNamer:
+    """Names files the way Paimon does: ``{prefix}{uuid}-{n}``, one uuid per writer or commit."""
+
+    prefix: str
+    suffix: str = ""
+    uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
+    counter: int = 0
+
+    def for_bucket(self, partition: bytes, bucket: int) -> "FileNamer":
+        """A namer of its own for one bucket's writer, as Java gives every bucket writer its
+        own path factory: buckets written on parallel threads get the same names in every run.
+        Its uuid keeps this one's first 12 hex digits (a Spark job's marker, see
+        ``spark.datasource``) and derives the rest from the partition and bucket."""
+        digest = hashlib.sha1(f"{self.uuid}/{partition.hex()}/{bucket}".encode()).hexdigest()
+        derived = str(uuid.UUID(self.uuid.replace("-", "")[:12] + digest[:20]))
+        return FileNamer(self.prefix, self.suffix, derived)
+
+    def next(self) -> str:
+        name = f"{self.prefix}{self.uuid}-{self.counter}{self.suffix}"
+        self.counter += 1
+        return name

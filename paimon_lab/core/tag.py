@@ -1,0 +1,81 @@
+"""Tags: named, never-expiring snapshots stored as ``tag/tag-NAME``.
+
+A tag file holds the tagged snapshot's JSON plus ``tagCreateTime`` (a LocalDateTime written as
+``[year, month, day, hour, minute, second, nano]``) and optionally ``tagTimeRetained`` (seconds).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+
+from paimon_lab.errors import TagError, TagNotExistError
+from paimon_lab.io.file_io import FileIO, join
+from paimon_lab.core.snapshot import Snapshot
+
+
+@dataclass
+class Tag:
+    name: str
+    snapshot: Snapshot
+    create_time: dt.datetime | None = None
+    time_retained_seconds: float | None = None
+
+
+def _time_to_json(t: dt.datetime) -> list[int]:
+    return [t.year, t.month, t.day, t.hour, t.minute, t.second, t.microsecond * 1000]
+
+
+def _time_from_json(v) -> dt.datetime | None:
+    if isinstance(v, list) and len(v) >= 5:
+        parts = list(v) + [0] * (7 - len(v))
+        return dt.datetime(*parts[:6], parts[6] // 1000)
+    if isinstance(v, str):
+        return dt.datetime.fromisoformat(v)
+    return None
+
+
+class TagManager:
+    def __init__(self, file_io: FileIO, table_path: str):
+        self.io = file_io
+        self.dir = join(table_path, "tag")
+
+    def path(self, name: str) -> str:
+        return join(self.dir, f"tag-{name}")
+
+    def exists(self, name: str) -> bool:
+        return self.io.exists(self.path(name))
+
+    def create(self, name: str, snapshot: Snapshot, time_retained_seconds: float | None = None) -> Tag:
+        if not name or "/" in name or name.strip() != name or name.isdigit():
+            raise TagError(f"Invalid tag name '{name}': it must be non-empty, not numeric and have no '/'")
+        now = dt.datetime.now()
+        obj = json.loads(snapshot.to_json())
+        obj["tagCreateTime"] = _time_to_json(now)
+        if time_retained_seconds is not None:
+            obj["tagTimeRetained"] = time_retained_seconds
+        if not self.io.try_create(self.path(name), json.dumps(obj, indent=2).encode()):
+            raise TagError(f"Tag '{name}' already exists")
+        return Tag(name, snapshot, now, time_retained_seconds)
+
+    def get(self, name: str) -> Tag:
+        path = self.path(name)
+        try:
+            text = self.io.read_text(path)
+        except FileNotFoundError:
+            raise TagNotExistError(name) from None
+        obj = json.loads(text) if text.strip() else {}
+        created = _time_from_json(obj.pop("tagCreateTime", None))
+        retained = obj.pop("tagTimeRetained", None)
+        return Tag(name, Snapshot.from_json(json.dumps(obj), path), created, retained)
+
+    def delete(self, name: str) -> None:
+        if not self.exists(name):
+            raise TagNotExistError(name)
+        self.io.delete(self.path(name))
+
+    def list(self) -> list[Tag]:
+        names = [n[4:] for n in self.io.list_names(self.dir) if n.startswith("tag-")]
+        tags = [self.get(n) for n in names]
+        return sorted(tags, key=lambda t: (t.snapshot.id, t.name))

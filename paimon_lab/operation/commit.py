@@ -1,0 +1,281 @@
+"""The one commit path: turn commit messages into manifests and a new snapshot, atomically.
+
+Order of work: write the delta manifest, write base and delta manifest lists, then create
+``snapshot-N``. Only the last step makes anything visible; it is atomic create-if-absent, so two
+committers can never both make snapshot N. A loser re-reads the latest snapshot, re-checks for
+conflicts and tries again as N+1. Files written by a failed attempt are deleted.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+import warnings
+from typing import TYPE_CHECKING, Sequence
+
+from paimon_lab.core import binary_row
+from paimon_lab.errors import CommitConflictError, CommitError
+from paimon_lab.io.file_io import join
+from paimon_lab.core.index_manifest import commit_index_changes
+from paimon_lab.core.manifest import (ADD, DELETE, FileNamer, ManifestEntry, ManifestFileMeta, SimpleStats,
+                                 merge_entries)
+from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, WATERMARK_MIN, Snapshot
+from paimon_lab.operation.append_write import CommitMessage
+
+if TYPE_CHECKING:
+    from paimon_lab.core.predicate import Predicate
+    from paimon_lab.table import Table
+
+
+class FileStoreCommit:
+    """Commits to one table on behalf of one commit user."""
+
+    def __init__(self, table: "Table", commit_user: str | None = None):
+        self.table = table
+        self.commit_user = commit_user or str(uuid.uuid4())
+        self.max_retries = table.schema.core.get("commit.max-retries")
+
+    def commit(self, messages: Sequence[CommitMessage], *, overwrite: "Predicate | bool | None" = None,
+               identifier: int = BATCH_COMMIT_IDENTIFIER, deleted: Sequence[ManifestEntry] = (),
+               commit_kind: str | None = None) -> tuple[int | None, int | None]:
+        """Commit what writers produced; returns (APPEND/OVERWRITE snapshot id, COMPACT snapshot id).
+
+        New data and changelog files (and ``deleted`` entries) go into one APPEND snapshot, or an
+        OVERWRITE snapshot when ``overwrite`` is True (whole table) or a partition predicate.
+        Files replaced by compaction then go into a COMPACT snapshot. Either id is None when
+        that snapshot had nothing to do.
+        """
+        added = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
+                 for m in messages for f in m.new_files]
+        changelog = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
+                     for m in messages for f in m.changelog_files]
+        compact = [ManifestEntry(DELETE, m.partition, m.bucket, m.total_buckets, f)
+                   for m in messages for f in m.compact_before] + \
+                  [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
+                   for m in messages for f in m.compact_after]
+        compact_changelog = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
+                             for m in messages for f in m.compact_changelog]
+        index_changes = [e for m in messages for e in m.index_changes]
+        compact_index = [e for m in messages for e in m.compact_index_changes]
+        first = None
+        if added or deleted or changelog or index_changes or overwrite is not None:
+            kind = commit_kind or ("OVERWRITE" if overwrite is not None else "APPEND")
+            first = self._commit_with_retries(added, kind, identifier, list(deleted), overwrite, changelog,
+                                              index_changes)
+        second = None
+        if compact or compact_changelog or compact_index:
+            try:
+                second = self._commit_with_retries([e for e in compact if e.kind == ADD], "COMPACT", identifier,
+                                                   [e for e in compact if e.kind == DELETE], None,
+                                                   compact_changelog, compact_index)
+            except (CommitConflictError, OSError, CommitError) if first is not None else CommitConflictError:
+                # The data is committed; only this compaction failed (or lost against another one).
+                self.table.file_io.delete_quietly(
+                    [join(self.table.bucket_path(m.partition, m.bucket), f.file_name)
+                     for m in messages for f in m.compact_after + m.compact_changelog])
+                if first is None:
+                    raise
+                warnings.warn("Compaction skipped: its commit failed or lost to another compaction; the data is committed", stacklevel=2)
+        return first, second
+
+    def _commit_with_retries(self, added: list[ManifestEntry], kind: str, identifier: int,
+                             deleted: list[ManifestEntry], overwrite, changelog: list[ManifestEntry],
+                             index_changes: list | None = None) -> int:
+        for attempt in range(self.max_retries + 1):
+            latest = self.table.snapshot_manager.latest()
+            removals = list(deleted)
+            changes = list(index_changes or [])
+            if overwrite is not None:
+                overwritten = self._overwritten(latest, overwrite)
+                removals += overwritten
+                changes = self._drop_index_of(latest, {e.partition for e in overwritten}, changes)
+            self._check_conflicts(latest, deleted)
+            if changes or (removals and latest is not None and latest.index_manifest):
+                self._check_vector_conflicts(latest, added, removals, changes)
+            sid = self._try_commit(latest, added + [e.as_delete() for e in removals], kind, identifier, changelog,
+                                   changes)
+            if sid is not None:
+                return sid
+            time.sleep(min(0.01 * (2 ** attempt), 0.5))
+        raise CommitError(f"Gave up committing to {self.table.path} after {self.max_retries} retries: "
+                          "other writers kept winning the race for the next snapshot")
+
+    def _overwritten(self, latest: Snapshot | None, overwrite: "Predicate | bool") -> list[ManifestEntry]:
+        if latest is None:
+            return []
+        return self.table.store_scan().read_entries(latest, None if overwrite is True else overwrite)
+
+    def _drop_index_of(self, latest: Snapshot | None, partitions: set[bytes], changes: list) -> list:
+        """An overwrite replaces whole partitions: their index files (hash indexes, deletion
+        vectors) go with their data files, as in Java's overwrite commit."""
+        from paimon_lab.core.index_manifest import IndexManifestEntry, read_index_manifest
+
+        if latest is None or not latest.index_manifest or not partitions:
+            return changes
+        t = self.table
+        already = {e.index_file.file_name for e in changes if e.kind != ADD}
+        drops = [IndexManifestEntry(1, e.partition, e.bucket, e.index_file)
+                 for e in read_index_manifest(t.file_io, join(t.path, "manifest", latest.index_manifest))
+                 if e.partition in partitions and e.index_file.file_name not in already]
+        return drops + changes
+
+    def _check_vector_conflicts(self, latest: Snapshot | None, added: Sequence[ManifestEntry],
+                                removed: Sequence[ManifestEntry], index_changes: Sequence) -> None:
+        """Deletion vectors stay attached to live data files: an index file this commit replaces
+        must still be live (another commit may have replaced it since), no vector left live may
+        point at a data file this commit removes (a compaction would bring its deleted rows
+        back), and a new vector must point at a live data file."""
+        from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
+        from paimon_lab.core.index_manifest import merge_index_entries, read_index_manifest
+
+        t = self.table
+        live_index = read_index_manifest(t.file_io, join(t.path, "manifest", latest.index_manifest)) \
+            if latest is not None and latest.index_manifest else []
+        names = {e.index_file.file_name for e in live_index}
+        stale = [e.index_file.file_name for e in index_changes if e.kind != ADD and e.index_file.file_name not in names]
+        if stale:
+            raise CommitConflictError(f"Index files to replace were already replaced by another commit: {stale[:5]}")
+        # A bucket's new vectors were computed from the vectors its writer saw: if another commit
+        # has given the bucket vectors since, adding ours would silently drop theirs.
+        replaced = {e.index_file.file_name for e in index_changes if e.kind != ADD}
+        adding = {(e.partition, e.bucket) for e in index_changes
+                  if e.kind == ADD and e.index_file.index_type == DELETION_VECTORS_INDEX}
+        raced = [e.index_file.file_name for e in live_index
+                 if e.index_file.index_type == DELETION_VECTORS_INDEX and (e.partition, e.bucket) in adding
+                 and e.index_file.file_name not in replaced]
+        if raced:
+            raise CommitConflictError(f"Another commit changed the deletion vectors of the same buckets: {raced[:5]}")
+
+        def referenced(entries) -> set[tuple]:
+            return {(e.partition, e.bucket, name) for e in entries
+                    if e.kind == ADD and e.index_file.index_type == DELETION_VECTORS_INDEX
+                    for name in e.index_file.dv_range_map()}
+
+        after = referenced(merge_index_entries(live_index, index_changes))
+        gone = {(e.partition, e.bucket, e.file.file_name) for e in removed}
+        orphaned = after & gone
+        if orphaned:
+            raise CommitConflictError(
+                "Data files with deletion vectors were rewritten or removed by this commit while another "
+                f"commit changed their vectors: {sorted(n for _, _, n in orphaned)[:5]}")
+        fresh = referenced(index_changes)
+        if fresh:
+            live = {(e.partition, e.bucket, e.file.file_name) for e in t.store_scan().live_entries(latest)} \
+                if latest is not None else set()
+            live |= {(e.partition, e.bucket, e.file.file_name) for e in added if e.kind == ADD}
+            missing = fresh - live
+            if missing:
+                raise CommitConflictError("Deletion vectors point at data files another commit removed: "
+                                          f"{sorted(n for _, _, n in missing)[:5]}")
+
+    def _check_conflicts(self, latest: Snapshot | None, deleted: Sequence[ManifestEntry]) -> None:
+        if not deleted:
+            return
+        live = {e.identifier for e in self.table.store_scan().live_entries(latest)} if latest else set()
+        gone = [e.file.file_name for e in deleted if e.identifier not in live]
+        if gone:
+            raise CommitConflictError(
+                f"Files to delete were already deleted by another commit: {gone[:5]}"
+                + (" ..." if len(gone) > 5 else ""))
+
+    def _try_commit(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: str,
+                    identifier: int, changelog: Sequence[ManifestEntry] = (), index_changes: Sequence = ()) -> int | None:
+        t = self.table
+        mio = t.manifest_io
+        schema_id = t.schema.id
+        manifest_names = FileNamer("manifest-")
+        list_names = FileNamer("manifest-list-")
+        written: list[str] = []
+        try:
+            delta_metas: list[ManifestFileMeta] = []
+            if delta:
+                name = manifest_names.next()
+                delta_metas.append(mio.write_manifest(name, delta, schema_id, self._partition_stats(delta)))
+                written.append(name)
+            base_metas: list[ManifestFileMeta] = []
+            total = 0
+            if latest is not None:
+                base_metas = mio.read_manifest_list(latest.base_manifest_list) + \
+                    mio.read_manifest_list(latest.delta_manifest_list)
+                total = latest.total_record_count or 0
+                base_metas = self._merge_manifests(base_metas, manifest_names, written)
+            base_name, delta_name = list_names.next(), list_names.next()
+            base_size = mio.write_manifest_list(base_name, base_metas)
+            written.append(base_name)
+            delta_size = mio.write_manifest_list(delta_name, delta_metas)
+            written.append(delta_name)
+            changelog_name = changelog_size = None
+            if changelog:
+                name = manifest_names.next()
+                meta = mio.write_manifest(name, list(changelog), schema_id, self._partition_stats(changelog))
+                written.append(name)
+                changelog_name = list_names.next()
+                changelog_size = mio.write_manifest_list(changelog_name, [meta])
+                written.append(changelog_name)
+            previous_index = latest.index_manifest if latest else None
+            index_manifest = commit_index_changes(t.file_io, t.path, previous_index, list(index_changes),
+                                                  compression=t.schema.core.manifest_compression)
+            if index_manifest != previous_index:
+                written.append(index_manifest)
+            delta_count = sum(e.file.row_count for e in delta if e.kind == ADD) - \
+                sum(e.file.row_count for e in delta if e.kind == DELETE)
+            snapshot = Snapshot(
+                id=(latest.id + 1) if latest else 1, schema_id=schema_id,
+                base_manifest_list=base_name, base_manifest_list_size=base_size,
+                delta_manifest_list=delta_name, delta_manifest_list_size=delta_size,
+                commit_user=self.commit_user, commit_identifier=identifier, commit_kind=kind,
+                time_millis=int(time.time() * 1000), log_offsets={},
+                total_record_count=total + delta_count, delta_record_count=delta_count,
+                changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
+                changelog_record_count=sum(e.file.row_count for e in changelog), watermark=WATERMARK_MIN,
+                index_manifest=index_manifest,
+                # Table statistics (ANALYZE) stay valid while the schema does, as in Java.
+                statistics=latest.statistics if latest is not None and latest.schema_id == schema_id else None)
+            if t.snapshot_manager.commit(snapshot):
+                return snapshot.id
+        except BaseException:
+            t.file_io.delete_quietly([mio.path(n) for n in written])
+            raise
+        t.file_io.delete_quietly([mio.path(n) for n in written])
+        return None
+
+    def _partition_stats(self, entries: Sequence[ManifestEntry]) -> SimpleStats:
+        codec = self.table.partition_codec
+        types = codec.types
+        if not types:
+            return SimpleStats(binary_row.EMPTY, binary_row.EMPTY, ())
+        rows = [codec.from_bytes(p) for p in {e.partition for e in entries}]
+        mins, maxs, nulls = [], [], []
+        for i in range(len(types)):
+            values = [r[i] for r in rows if r[i] is not None]
+            mins.append(min(values) if values else None)
+            maxs.append(max(values) if values else None)
+            nulls.append(sum(1 for e in entries if codec.from_bytes(e.partition)[i] is None))
+        return SimpleStats(binary_row.serialize(mins, types), binary_row.serialize(maxs, types), tuple(nulls))
+
+    def _merge_manifests(self, metas: list[ManifestFileMeta], names: FileNamer,
+                         written: list[str]) -> list[ManifestFileMeta]:
+        """Paimon's manifest merge: once enough small manifests pile up, rewrite them as few big ones."""
+        core = self.table.schema.core
+        target = core.get("manifest.target-file-size")
+        small = [m for m in metas if m.file_size < target]
+        if len(small) < core.get("manifest.merge-min-count"):
+            return metas
+        big = [m for m in metas if m.file_size >= target]
+        entries: list[ManifestEntry] = []
+        for m in small:
+            entries.extend(self.table.manifest_io.read_manifest(m.file_name))
+        merged = merge_entries(entries)
+        out = list(big)
+        if merged:
+            # Roll the merged manifest at the target size (estimated from the inputs' sizes).
+            per_entry = max(1, sum(m.file_size for m in small) // max(1, len(entries)))
+            chunk = max(1, target // per_entry)
+            for start in range(0, len(merged), chunk):
+                part = merged[start:start + chunk]
+                name = names.next()
+                out.append(self.table.manifest_io.write_manifest(
+                    name, part, self.table.schema.id, self._partition_stats(part)))
+                written.append(name)
+        return out
+

@@ -1,0 +1,192 @@
+"""Bucket assignment of primary-key tables in dynamic bucket mode ('bucket' = '-1').
+
+Each partition keeps, per bucket, a HASH index file listing the 32-bit hashes of the keys the
+bucket holds. A key already indexed stays in its bucket; a new key goes to the first bucket
+with room (fewer than ``dynamic-bucket.target-row-num`` keys), and new buckets open when all are
+full. Everything is numpy over hash arrays: sorted lookups, no per-row Python.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from paimon_lab.errors import CorruptFileError
+from paimon_lab.io.file_io import join
+from paimon_lab.core.hash_index import read_hash_index, write_hash_index
+from paimon_lab.core.index_manifest import (HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path,
+                                       read_index_manifest)
+from paimon_lab.core.manifest import FileNamer
+
+if TYPE_CHECKING:
+    from paimon_lab.table import Table
+
+ADD, DELETE = 0, 1
+
+
+def live_index_entries(table: "Table", index_type: str | None = None, snapshot=None) -> list[IndexManifestEntry]:
+    """The index files of a snapshot (default latest), optionally of one type."""
+    snap = snapshot if snapshot is not None else table.snapshot_manager.latest()
+    if snap is None or not snap.index_manifest:
+        return []
+    entries = read_index_manifest(table.file_io, join(table.path, "manifest", snap.index_manifest))
+    return [e for e in entries if index_type is None or e.index_file.index_type == index_type]
+
+
+def _unique_sorted(values: np.ndarray) -> np.ndarray:
+    if len(values) == 0:
+        return values
+    s = np.sort(values)
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+class PartitionIndex:
+    """Key hash -> bucket of one partition, with the index files it came from."""
+
+    def __init__(self, table: "Table", partition: bytes, entries: list[IndexManifestEntry], target_rows: int):
+        self.table, self.partition, self.target = table, partition, target_rows
+        self.files: dict[int, IndexManifestEntry] = {e.bucket: e for e in entries}
+        hashes, buckets = [], []
+        for bucket, e in self.files.items():
+            path = index_file_path(table.path, e.index_file)
+            try:
+                h = read_hash_index(table.file_io.read_bytes(path))
+            except FileNotFoundError:
+                raise CorruptFileError(f"Hash index file {path} is missing") from None
+            hashes.append(h)
+            buckets.append(np.full(len(h), bucket, dtype=np.int32))
+        self.hashes = np.concatenate(hashes) if hashes else np.zeros(0, np.int32)
+        self.buckets = np.concatenate(buckets) if buckets else np.zeros(0, np.int32)
+        self._sort()
+        self.added: dict[int, list[np.ndarray]] = {}
+
+    def _sort(self) -> None:
+        order = np.argsort(self.hashes, kind="stable")
+        self.hashes, self.buckets = self.hashes[order], self.buckets[order]
+
+    def counts(self) -> dict[int, int]:
+        n = np.bincount(self.buckets) if len(self.buckets) else np.zeros(0, np.int64)
+        out = {int(b): int(c) for b, c in enumerate(n) if c}
+        for b in self.files:
+            out.setdefault(b, 0)
+        return out
+
+    def assign(self, key_hashes: np.ndarray) -> np.ndarray:
+        """Buckets for the given key hashes, opening buckets for new keys as needed."""
+        key_hashes = key_hashes.astype(np.int32, copy=False)
+        known = self._lookup(key_hashes)
+        new = _unique_sorted(key_hashes[known < 0])
+        if len(new):
+            counts = self.counts()
+            slots: list[np.ndarray] = []
+            need = len(new)
+            for b in sorted(counts):
+                room = self.target - counts[b]
+                if room > 0 and need > 0:
+                    take = min(room, need)
+                    slots.append(np.full(take, b, dtype=np.int32))
+                    need -= take
+            next_bucket = max(counts, default=-1) + 1
+            while need > 0:
+                take = min(self.target, need)
+                slots.append(np.full(take, next_bucket, dtype=np.int32))
+                need -= take
+                next_bucket += 1
+            new_buckets = np.concatenate(slots)
+            for b in np.flatnonzero(np.bincount(new_buckets)):
+                self.added.setdefault(int(b), []).append(new[new_buckets == b])
+            self.hashes = np.concatenate([self.hashes, new])
+            self.buckets = np.concatenate([self.buckets, new_buckets])
+            self._sort()
+            known = self._lookup(key_hashes)
+        return known
+
+    def _lookup(self, key_hashes: np.ndarray) -> np.ndarray:
+        if len(self.hashes) == 0:
+            return np.full(len(key_hashes), -1, dtype=np.int32)
+        pos = np.searchsorted(self.hashes, key_hashes)
+        pos_c = np.minimum(pos, len(self.hashes) - 1)
+        found = self.hashes[pos_c] == key_hashes
+        return np.where(found, self.buckets[pos_c], -1).astype(np.int32)
+
+    def index_changes(self, namer: FileNamer) -> list[IndexManifestEntry]:
+        """Write a new HASH file for every bucket that gained keys; DELETE the old ones."""
+        out = []
+        for bucket in sorted(self.added):
+            hashes = self.hashes[self.buckets == bucket]
+            data = write_hash_index(hashes)
+            name = namer.next()
+            self.table.file_io.write_bytes(join(self.table.path, "index", name), data)
+            old = self.files.get(bucket)
+            if old is not None:
+                out.append(IndexManifestEntry(DELETE, self.partition, bucket, old.index_file))
+            entry = IndexManifestEntry(ADD, self.partition, bucket, IndexFileMeta.for_hash(name, len(data), len(hashes)))
+            out.append(entry)
+            self.files[bucket] = entry
+        self.added = {}
+        return out
+
+
+class DynamicBucketAssigner:
+    """Assigns buckets across partitions and collects the HASH index changes to commit."""
+
+    def __init__(self, table: "Table"):
+        self.table = table
+        self.target = table.schema.core.get("dynamic-bucket.target-row-num")
+        self.partitions: dict[bytes, PartitionIndex] = {}
+        self._entries: dict[bytes, list[IndexManifestEntry]] | None = None
+        self.namer = FileNamer("index-")
+
+    def index_for(self, partition: bytes) -> PartitionIndex:
+        idx = self.partitions.get(partition)
+        if idx is None:
+            if self._entries is None:
+                self._entries = {}
+                for e in live_index_entries(self.table, HASH_INDEX):
+                    self._entries.setdefault(e.partition, []).append(e)
+            idx = self.partitions[partition] = PartitionIndex(
+                self.table, partition, self._entries.get(partition, []), self.target)
+        return idx
+
+    def index_changes(self) -> dict[tuple[bytes, int], list[IndexManifestEntry]]:
+        out: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
+        for idx in self.partitions.values():
+            for e in idx.index_changes(self.namer):
+                out.setdefault((e.partition, e.bucket), []).append(e)
+        return out
+
+    def written_paths(self) -> list[str]:
+        return [join(self.table.path, "index", e.index_file.file_name)
+                for idx in self.partitions.values() for e in idx.files.values()
+                if e.index_file.file_name.startswith(self.namer.prefix + self.namer.uuid)]
+
+
+def load_deletion_vectors(table: "Table", snapshot=None) -> dict[tuple[bytes, int], tuple[IndexManifestEntry, dict]]:
+    """Per (partition, bucket): the DV index entry and its vectors {data file name: DeletionVector}."""
+    from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX, read_dv_index
+
+    out: dict = {}
+    for e in live_index_entries(table, DELETION_VECTORS_INDEX, snapshot):
+        path = index_file_path(table.path, e.index_file)
+        try:
+            vectors = read_dv_index(table.file_io.read_bytes(path), e.index_file.dv_range_map())
+        except FileNotFoundError:
+            raise CorruptFileError(f"Deletion-vector index file {path} is missing") from None
+        except CorruptFileError as err:
+            raise CorruptFileError(f"Deletion-vector index file {path}: {err}") from None
+        if (e.partition, e.bucket) in out:  # bucket-unaware tables may keep several index files
+            vectors = {**out[(e.partition, e.bucket)][1], **vectors}
+        out[(e.partition, e.bucket)] = (e, vectors)
+    return out
+
+
+def dv_index_entries(table: "Table", snapshot, partition: bytes, bucket: int) -> list[IndexManifestEntry]:
+    """Every live deletion-vector index entry of one bucket (several on bucket-unaware tables)."""
+    from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
+
+    return [e for e in live_index_entries(table, DELETION_VECTORS_INDEX, snapshot)
+            if e.partition == partition and e.bucket == bucket]

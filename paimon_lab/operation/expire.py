@@ -1,0 +1,358 @@
+"""Snapshot expiration, rollback and orphan-file removal: the operations that delete files.
+
+Expiration (seed 004): choose the snapshots to expire from ``snapshot.num-retained.min/max``,
+``snapshot.time-retained`` and the consumers' positions; delete the data files that DELETE
+entries of the later snapshots retired (unless a tag or branch still uses them); delete the
+expired snapshots' changelog files, manifests and manifest lists that nothing retained uses;
+then the snapshot files themselves, rewriting EARLIEST; then any directory left empty.
+Every deletion is of a file that no retained snapshot, tag or branch references, so a crash
+half-way leaves a readable table and only orphans (which :func:`remove_orphan_files` collects).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from paimon_lab.errors import OptionError, PaimonLabError, SnapshotNotExistError
+from paimon_lab.io.file_io import join
+from paimon_lab.core.index_manifest import read_index_manifest
+from paimon_lab.core.manifest import ADD, DELETE
+from paimon_lab.core.snapshot import ROLLBACK_MARKER, Snapshot
+
+if TYPE_CHECKING:
+    from paimon_lab.table import Table
+
+
+@dataclass
+class ExpireResult:
+    expired_snapshots: list[int]
+    deleted_data_files: int
+    deleted_changelog_files: int
+    deleted_manifests: int
+
+
+def _manifest_lists(snap: Snapshot) -> list[str]:
+    return [n for n in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list) if n]
+
+
+class FileReferences:
+    """Everything a set of snapshots (with tags and branches) still needs, by kind."""
+
+    def __init__(self, table: "Table"):
+        self.table = table
+        self.manifest_files: set[str] = set()
+        self.data_files: set[tuple] = set()
+        self.index_files: set[str] = set()
+        self.statistics: set[str] = set()
+        self._seen: set[tuple] = set()
+
+    def add_snapshot(self, snap: Snapshot, *, data: bool = True, changelog: bool = True) -> None:
+        key = (snap.id, snap.base_manifest_list, snap.delta_manifest_list, data, changelog)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        t = self.table
+        mio = t.manifest_io
+        if snap.statistics:
+            self.statistics.add(snap.statistics)
+        lists = [snap.base_manifest_list, snap.delta_manifest_list]
+        if changelog and snap.changelog_manifest_list:
+            lists.append(snap.changelog_manifest_list)
+        for name in lists:
+            self.manifest_files.add(name)
+            for meta in mio.read_manifest_list(name):
+                self.manifest_files.add(meta.file_name)
+        if snap.index_manifest:
+            self.manifest_files.add(snap.index_manifest)
+            for e in read_index_manifest(t.file_io, join(t.path, "manifest", snap.index_manifest)):
+                self.index_files.add(e.index_file.file_name)
+        if data:
+            for e in t.store_scan().live_entries(snap):
+                self.data_files.add((e.partition, e.bucket, e.file.file_name))
+            if changelog and snap.changelog_manifest_list:
+                for meta in mio.read_manifest_list(snap.changelog_manifest_list):
+                    for e in mio.read_manifest(meta.file_name):
+                        self.data_files.add((e.partition, e.bucket, e.file.file_name))
+
+
+def _protected(table: "Table", skip_tags: set[str] = frozenset()) -> FileReferences:
+    """Files used by tags (but ``skip_tags``) and by other branches (which share data and manifests)."""
+    from paimon_lab.operation.branch import list_branches
+
+    refs = FileReferences(table)
+    for tag in table.tags():
+        if tag.name not in skip_tags:
+            refs.add_snapshot(tag.snapshot)
+    for name in list_branches(table):
+        b = table.on_branch(name)
+        if b.branch == table.branch:
+            continue
+        for snap in b.snapshots():
+            refs.add_snapshot(snap)
+        for tag in b.tags():
+            refs.add_snapshot(tag.snapshot)
+    if table.branch != "main":
+        main = table.on_branch("main")
+        for snap in main.snapshots():
+            refs.add_snapshot(snap)
+        for tag in main.tags():
+            refs.add_snapshot(tag.snapshot)
+    return refs
+
+
+def expire_range(table: "Table", now_millis: int | None = None, *, retain_max: int | None = None,
+                 retain_min: int | None = None, older_than_millis: int | None = None,
+                 max_deletes: int | None = None) -> tuple[int, int] | None:
+    """[begin, end) of the snapshot ids to expire, or None."""
+    core = table.schema.core
+    sm = table.snapshot_manager
+    latest, earliest = sm.latest_id(), sm.earliest_id()
+    if latest is None or earliest is None:
+        return None
+    retain_min = retain_min if retain_min is not None else core.get("snapshot.num-retained.min")
+    retain_max = retain_max if retain_max is not None else core.get("snapshot.num-retained.max")
+    if retain_min < 1:
+        raise PaimonLabError("At least one snapshot must be retained (snapshot.num-retained.min >= 1)")
+    if retain_max < retain_min:  # as Java's ExpireSnapshotsImpl
+        raise OptionError(f"retain_max ({retain_max}) must not be less than retain_min ({retain_min}); "
+                          "give retain_min too, or lower 'snapshot.num-retained.min'")
+    now = now_millis if now_millis is not None else int(time.time() * 1000)
+    cutoff = older_than_millis if older_than_millis is not None else now - core.get("snapshot.time-retained")
+    end_limit = latest - retain_min + 1  # ids below this may go
+    consumer_min = min_consumer_snapshot(table)
+    if consumer_min is not None:
+        end_limit = min(end_limit, consumer_min)
+    begin = earliest
+    end = max(begin, min(latest - retain_max + 1, end_limit))  # beyond retain_max: always expire
+    while end < end_limit:
+        try:
+            snap = sm.snapshot(end)
+        except SnapshotNotExistError:
+            end += 1
+            continue
+        if snap.time_millis >= cutoff:
+            break
+        end += 1
+    limit = max_deletes if max_deletes is not None else core.get("snapshot.expire.limit")
+    end = min(end, begin + limit)
+    return (begin, end) if end > begin else None
+
+
+def min_consumer_snapshot(table: "Table") -> int | None:
+    from paimon_lab.core.consumer import ConsumerManager
+
+    ids = [c.next_snapshot for c in ConsumerManager(table).list().values()]
+    return min(ids) if ids else None
+
+
+def expire_snapshots(table: "Table", **kwargs) -> ExpireResult:
+    """Expire the snapshots :func:`expire_range` picks and delete what only they used."""
+    rng = expire_range(table, **kwargs)
+    if rng is None:
+        return ExpireResult([], 0, 0, 0)
+    begin, end = rng
+    return _expire(table, begin, end)
+
+
+def _expire(table: "Table", begin: int, end: int) -> ExpireResult:
+    """Expire snapshots [begin, end). Everything to delete is worked out first; then the snapshot
+    files go, oldest first (each step leaves a readable table), then the files only they used, so
+    a crash at any point leaves nothing half-visible, only orphans."""
+    t, sm, io, mio = table, table.snapshot_manager, table.file_io, table.manifest_io
+    retained = sm.snapshot(end)
+    keep = _protected(t)
+    keep.add_snapshot(retained)
+    expiring = []
+    for sid in range(begin, end):
+        try:
+            expiring.append(sm.snapshot(sid))
+        except SnapshotNotExistError:
+            continue
+    from paimon_lab.utils.progress import progress
+
+    doomed: list[str] = []          # paths, in deletion order
+    touched_dirs: set[str] = set()
+    # 1. data files retired by DELETE entries of snapshots begin+1 .. end
+    data_deleted = 0
+    for sid in progress(range(begin + 1, end + 1), desc="expiring snapshots", unit="snapshot"):
+        try:
+            snap = sm.snapshot(sid)
+        except SnapshotNotExistError:
+            continue
+        for meta in mio.read_manifest_list(snap.delta_manifest_list):
+            for e in mio.read_manifest(meta.file_name):
+                if e.kind != DELETE or (e.partition, e.bucket, e.file.file_name) in keep.data_files:
+                    continue
+                directory = t.bucket_path(e.partition, e.bucket)
+                doomed += [join(directory, e.file.file_name)] + [join(directory, x) for x in e.file.extra_files]
+                touched_dirs.add(directory)
+                data_deleted += 1
+    # 2. changelog files of the expired snapshots
+    changelog_deleted = 0
+    for snap in expiring:
+        if not snap.changelog_manifest_list:
+            continue
+        for meta in mio.read_manifest_list(snap.changelog_manifest_list):
+            for e in mio.read_manifest(meta.file_name):
+                if (e.partition, e.bucket, e.file.file_name) in keep.data_files:
+                    continue
+                directory = t.bucket_path(e.partition, e.bucket)
+                doomed.append(join(directory, e.file.file_name))
+                touched_dirs.add(directory)
+                changelog_deleted += 1
+    # 3. manifests, manifest lists, index manifests, index files and statistics nothing retained uses
+    manifests: set[str] = set()
+    for snap in expiring:
+        names = set(_manifest_lists(snap))
+        for name in list(names):
+            try:
+                names.update(m.file_name for m in mio.read_manifest_list(name))
+            except PaimonLabError:
+                pass
+        if snap.index_manifest:
+            names.add(snap.index_manifest)
+            try:
+                doomed += [join(t.path, "index", e.index_file.file_name) for e in
+                           read_index_manifest(io, join(t.path, "manifest", snap.index_manifest))
+                           if e.index_file.file_name not in keep.index_files]
+            except PaimonLabError:
+                pass
+        manifests.update(n for n in names if n not in keep.manifest_files)
+        if snap.statistics and snap.statistics not in keep.statistics:
+            doomed.append(join(t.path, "statistics", snap.statistics))
+    doomed += [mio.path(n) for n in sorted(manifests)]
+    # 4. the snapshot files, oldest first, then the EARLIEST hint: from here on, what follows is
+    #    unreferenced
+    for snap in expiring:
+        io.delete(sm.path(snap.id))
+    sm.write_hint("EARLIEST", end)
+    # 5. the files only the expired snapshots used, then directories left empty
+    io.delete_quietly(list(dict.fromkeys(doomed)))
+    for directory in sorted(touched_dirs, key=len, reverse=True):
+        _remove_empty_parents(t, directory)
+    return ExpireResult([s.id for s in expiring], data_deleted, changelog_deleted, len(manifests))
+
+
+def _remove_empty_parents(table: "Table", directory: str) -> None:
+    io = table.file_io
+    root = table.path.rstrip("/")
+    while directory.rstrip("/") != root and directory.startswith(root):
+        try:
+            if io.list_dir(directory):
+                return
+            io.delete_dir(directory)
+        except OSError:
+            return
+        directory = directory.rsplit("/", 1)[0]
+
+
+def rollback_to(table: "Table", snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
+    """Make a snapshot (or a tag's snapshot) the latest again: newer snapshots, the files only they
+    added, and tags on them are deleted. A tag whose snapshot expired is restored from the tag.
+
+    Crash-safe: what to delete is worked out first; the newer snapshot files then go oldest
+    first, so the latest snapshot stays the old latest until its own file goes (the one step that
+    makes the rollback visible); tags and files go after that."""
+    t, sm, io = table, table.snapshot_manager, table.file_io
+    if (snapshot_id is None) == (tag is None):
+        raise PaimonLabError("Give exactly one of snapshot_id and tag to roll back to")
+    if tag is not None:
+        target = t.tag_manager.get(tag).snapshot
+        if not sm.exists(target.id):
+            io.write_bytes(sm.path(target.id), target.to_json().encode())
+    else:
+        target = sm.snapshot(snapshot_id)
+    doomed_tags = [tg for tg in t.tags() if tg.snapshot.id > target.id]
+    keep = _protected(t, skip_tags={tg.name for tg in doomed_tags})
+    keep.add_snapshot(target)
+    newer = [sm.snapshot(s) for s in sm.list_ids() if s > target.id]
+    newer_files = FileReferences(t)
+    for snap in newer + [tg.snapshot for tg in doomed_tags]:
+        try:
+            newer_files.add_snapshot(snap)
+            for meta in t.manifest_io.read_manifest_list(snap.delta_manifest_list):
+                # files added and compacted away again before the latest are live nowhere
+                newer_files.data_files.update((e.partition, e.bucket, e.file.file_name)
+                                              for e in t.manifest_io.read_manifest(meta.file_name) if e.kind == ADD)
+        except PaimonLabError:
+            pass  # an unreadable newer snapshot: what it alone used becomes an orphan
+    doomed = [join(t.bucket_path(part, bucket), name) for (part, bucket, name) in newer_files.data_files
+              if (part, bucket, name) not in keep.data_files]
+    doomed += [join(t.path, "index", n) for n in newer_files.index_files if n not in keep.index_files]
+    doomed += [join(t.path, "statistics", n) for n in newer_files.statistics if n not in keep.statistics]
+    doomed += [t.manifest_io.path(n) for n in newer_files.manifest_files if n not in keep.manifest_files]
+    # Oldest first, so readers see the old latest until the last step; the ROLLBACK marker tells
+    # them that a LATEST hint naming a deleted snapshot is a rollback cut short, not a lost commit.
+    sm.begin_rollback(target.id)
+    for snap in sorted(newer, key=lambda s: s.id):
+        io.delete(sm.path(snap.id))
+    sm.write_hint("LATEST", target.id)
+    sm.end_rollback()
+    for tg in doomed_tags:
+        t.tag_manager.delete(tg.name)
+    io.delete_quietly(doomed)
+    return target
+
+
+def remove_orphan_files(table: "Table", older_than_millis: int | None = None, *, dry_run: bool = False) -> list[str]:
+    """Delete files under the table that no snapshot, tag or branch references and that are older
+    than ``older_than_millis`` (default: a day ago, so in-flight commits are never touched).
+    In metadata directories (snapshot, schema, tag, consumer, branch) only the temporary files
+    of crashed writes qualify. Returns the paths (with ``dry_run``: that would be deleted)."""
+    from paimon_lab.operation.branch import list_branches
+
+    t, io = table, table.file_io
+    cutoff = older_than_millis if older_than_millis is not None else int(time.time() * 1000) - 86_400_000
+    refs = FileReferences(t)
+    tables = [t.on_branch("main")] + [t.on_branch(b) for b in list_branches(t)]
+    for tb in tables:
+        for snap in tb.snapshots():
+            refs.add_snapshot(snap)
+        for tag in tb.tags():
+            refs.add_snapshot(tag.snapshot)
+    live_data = {name for (_, _, name) in refs.data_files}
+    removed = []
+    metadata_dirs = {"schema", "snapshot", "tag", "branch", "consumer"}
+
+    def walk(directory: str, top: bool, metadata: bool) -> None:
+        for info in io.list_dir(directory):
+            name = info.base_name
+            if info.type.name == "Directory":
+                walk(join(directory, name), False, metadata or (top and name in metadata_dirs))
+                continue
+            parent = directory.rsplit("/", 1)[-1]
+            if name.startswith("."):
+                kind_ok = name.endswith(".tmp")  # a writer's temporary file, left by a crash
+            elif metadata:
+                kind_ok = False
+            elif directory == join(t.path, "manifest"):
+                kind_ok = name not in refs.manifest_files
+            elif directory == join(t.path, "index"):
+                kind_ok = name not in refs.index_files
+            elif directory == join(t.path, "statistics"):
+                kind_ok = name not in refs.statistics
+            elif parent.startswith("bucket-"):
+                kind_ok = name not in live_data
+            else:
+                kind_ok = False
+            mtime = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
+            if kind_ok and mtime < cutoff:
+                if not dry_run:
+                    io.delete(join(directory, name))
+                removed.append(join(directory, name))
+
+    walk(t.path, True, False)
+    for tb in tables:   # a rollback cut short: make LATEST whole again and drop its marker
+        sm = tb.snapshot_manager
+        marker = join(sm.dir, ROLLBACK_MARKER)
+        info = io.fs.get_file_info(io.arrow_path(marker))
+        if info.type.name == "File" and (info.mtime_ns or 0) // 1_000_000 < cutoff:
+            if not dry_run:
+                latest = sm.latest_id()
+                if latest is not None:
+                    sm.write_hint("LATEST", latest)
+                sm.end_rollback()
+            removed.append(marker)
+    return removed

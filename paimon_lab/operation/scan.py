@@ -1,0 +1,225 @@
+"""Scan planning: from a snapshot to the data files a read needs, pruned by statistics.
+
+Pruning happens at three levels, cheapest first: manifests by their partition statistics,
+manifest entries by their exact partition values, data files by their column statistics.
+The filter is still applied to rows by the reader; pruning only skips what cannot match.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from paimon_lab.core.manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta, merge_entries
+from paimon_lab.core.predicate import And, Leaf, Or, Predicate
+from paimon_lab.core.snapshot import Snapshot
+from paimon_lab.core.stats import decode_stats
+
+if TYPE_CHECKING:
+    from paimon_lab.table import Table
+
+
+@dataclass
+class DataSplit:
+    """Files of one partition and bucket to be read together."""
+
+    partition: bytes
+    bucket: int
+    files: list[DataFileMeta]
+    snapshot_id: int
+    #: the snapshot planned (it may be a tag's, whose snapshot file expired); None: read by id
+    snapshot: Snapshot | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+
+class ManifestCache:
+    """Manifests never change once written, so their decoded entries can be kept."""
+
+    def __init__(self, capacity: int = 4096):
+        self.capacity = capacity
+        self.items: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
+
+    def get(self, name: str, load) -> list[ManifestEntry]:
+        got = self.items.get(name)
+        if got is None:
+            got = load(name)
+            self.items[name] = got
+            if len(self.items) > self.capacity:
+                self.items.popitem(last=False)
+        else:
+            self.items.move_to_end(name)
+        return got
+
+
+class FileStoreScan:
+    def __init__(self, table: "Table"):
+        self.table = table
+
+    def manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        mio = self.table.manifest_io
+        return mio.read_manifest_list(snapshot.base_manifest_list) + \
+            mio.read_manifest_list(snapshot.delta_manifest_list)
+
+    def _partition_stats_match(self, meta: ManifestFileMeta, pred: Predicate | None) -> bool:
+        if pred is None:
+            return True
+        fields = self.table.schema.partition_fields
+        stats = decode_stats(meta.partition_stats, fields)
+        return pred.may_match(stats, meta.num_added_files + meta.num_deleted_files)
+
+    def read_entries(self, snapshot: Snapshot, partition_filter: Predicate | None = None,
+                     bucket: int | None = None) -> list[ManifestEntry]:
+        """Live ADD entries of a snapshot, restricted to matching partitions (and one bucket)."""
+        cache = self.table.manifest_cache
+        load = self.table.manifest_io.read_manifest
+        codec = self.table.partition_codec
+        names = [f.name for f in codec.fields]
+        entries: list[ManifestEntry] = []
+        for meta in self.manifests(snapshot):
+            if bucket is not None and meta.min_bucket is not None and not (
+                    meta.min_bucket <= bucket <= meta.max_bucket):
+                continue
+            if not self._partition_stats_match(meta, partition_filter):
+                continue
+            entries.extend(cache.get(meta.file_name, load))
+        live = [e for e in merge_entries(entries) if e.kind == ADD]
+        if bucket is not None:
+            live = [e for e in live if e.bucket == bucket]
+        if partition_filter is not None and names:
+            keep: dict[bytes, bool] = {}
+            out = []
+            for e in live:
+                ok = keep.get(e.partition)
+                if ok is None:
+                    values = codec.from_bytes(e.partition)
+                    stats = {n: (v, v, 1 if v is None else 0) for n, v in zip(names, values)}
+                    ok = keep[e.partition] = partition_filter.may_match(stats, 1)
+                if ok:
+                    out.append(e)
+            live = out
+        return live
+
+    def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        return self.read_entries(snapshot)
+
+    def files_by_bucket(self, snapshot: Snapshot | None) -> dict[tuple[bytes, int], list[ManifestEntry]]:
+        """Live entries of a snapshot grouped by (partition, bucket): what a writer restores."""
+        out: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        if snapshot is not None:
+            for e in self.read_entries(snapshot):
+                out.setdefault((e.partition, e.bucket), []).append(e)
+        return out
+
+    def file_may_match(self, file: DataFileMeta, pred: Predicate) -> bool:
+        fields = self.table.stats_fields(file)
+        if fields and not pred.may_match(decode_stats(file.value_stats, fields), file.row_count):
+            return False
+        if file.embedded_index and file.schema_id == self.table.schema.id:
+            from paimon_lab.fileindex import FileIndexReader
+
+            return FileIndexReader(file.embedded_index, list(self.table.schema.fields)).may_match(pred)
+        return True
+
+    def bucket_selector(self, predicate: Predicate | None):
+        """For a fixed-bucket table and a filter that pins every bucket-key column to a few values
+        (``k = v``, ``k IN (...)``, combined with AND and OR), a function from an entry's total bucket
+        count to the buckets that can hold matching rows (None: any bucket). Else None."""
+        schema = self.table.schema
+        if predicate is None or schema.core.bucket <= 0:
+            return None
+        keys = schema.bucket_keys
+        values = _pinned_values(predicate, set(keys))
+        if not keys or any(k not in values for k in keys):
+            return None
+        fields = schema.fields_of(keys)
+        if any(f.type.root not in _HASHABLE for f in fields):
+            return None
+        combos = 1
+        for k in keys:
+            combos *= len(values[k])
+        if combos > 1_000_000:
+            return None
+        from paimon_lab.core import binary_row
+
+        try:
+            if combos == 0:
+                hashes = np.zeros(0, dtype=np.int32)
+            else:
+                grids = np.meshgrid(*[np.arange(len(values[k])) for k in keys], indexing="ij")
+                columns = []
+                for k, f, grid in zip(keys, fields, grids):
+                    column = pa.array(sorted(values[k]), f.type.to_arrow())
+                    columns.append(column.take(pa.array(grid.reshape(-1))))
+                hashes = binary_row.hash_codes(columns, [f.type for f in fields])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            return None
+        cache: dict[int, set[int]] = {}
+
+        def select(total_buckets: int) -> set[int] | None:
+            if total_buckets is None or total_buckets <= 0:
+                return None
+            got = cache.get(total_buckets)
+            if got is None:
+                got = cache[total_buckets] = set(binary_row.bucket_of(hashes, total_buckets).tolist())
+            return got
+
+        return select
+
+    def plan(self, snapshot: Snapshot, predicate: Predicate | None = None) -> list[DataSplit]:
+        """Splits of a snapshot: live files grouped by partition and bucket, pruned by ``predicate``."""
+        schema = self.table.schema
+        part_names = {f.name for f in schema.partition_fields}
+        part_pred = predicate.restrict(part_names) if predicate is not None else None
+        entries = self.read_entries(snapshot, part_pred)
+        if predicate is not None and schema.primary_keys:
+            # Versions of a row live in several files; only key columns may skip a file.
+            predicate = predicate.restrict(set(schema.primary_keys))
+        select_buckets = self.bucket_selector(predicate)
+        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        for e in entries:
+            if select_buckets is not None:
+                buckets = select_buckets(e.total_buckets)
+                if buckets is not None and e.bucket not in buckets:
+                    continue
+            if predicate is not None and not self.file_may_match(e.file, predicate):
+                continue
+            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        splits = []
+        for (part, bucket), files in groups.items():
+            files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
+            splits.append(DataSplit(part, bucket, files, snapshot.id, snapshot))
+        splits.sort(key=lambda s: (s.partition, s.bucket))
+        return splits
+
+
+# Bucket-key types whose hash a filter literal reproduces exactly (no -0.0/NaN, padding or time zones).
+_HASHABLE = {"TINYINT", "SMALLINT", "INT", "BIGINT", "VARCHAR", "DATE"}
+
+
+def _pinned_values(pred: Predicate, names: set[str]) -> dict[str, set]:
+    """Columns of ``names`` that every matching row has one of finitely many values in: from
+    ``=`` and ``IN`` leaves, intersected across AND, united across OR (other shapes say nothing)."""
+    if isinstance(pred, Leaf) and pred.column in names:
+        if pred.op == "=" and pred.literals and pred.literals[0] is not None:
+            return {pred.column: {pred.literals[0]}}
+        if pred.op == "in":
+            return {pred.column: {v for v in pred.literals if v is not None}}
+        return {}
+    if isinstance(pred, And):
+        out: dict[str, set] = {}
+        for child in pred.children:
+            for k, v in _pinned_values(child, names).items():
+                out[k] = out[k] & v if k in out else set(v)
+        return out
+    if isinstance(pred, Or):  # a column every branch pins: the union of the branches' values
+        branches = [_pinned_values(child, names) for child in pred.children]
+        common = set.intersection(*(set(b) for b in branches)) if branches else set()
+        return {k: set().union(*(b[k] for b in branches)) for k in common}
+    return {}

@@ -1,0 +1,173 @@
+"""Reading splits into Arrow: projection, exact filtering, limit, and schema evolution by field id."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paimon_lab.core.file_format import read_file
+from paimon_lab.io.file_io import join
+from paimon_lab.core.manifest import DataFileMeta
+from paimon_lab.utils.parallel import WORKERS, thread_map
+from paimon_lab.core.predicate import Predicate, filter_table
+from paimon_lab.operation.scan import DataSplit
+from paimon_lab.core.schema import TableSchema
+
+if TYPE_CHECKING:
+    from paimon_lab.table import Table
+
+
+class TableRead:
+    """Reads the rows of splits as the table's current schema, projected to ``columns``."""
+
+    def __init__(self, table: "Table", columns: Sequence[str] | None = None,
+                 predicate: Predicate | None = None, limit: int | None = None):
+        self.table = table
+        self.schema: TableSchema = table.schema
+        self.columns = list(columns) if columns is not None else self.schema.field_names
+        self.predicate = predicate
+        self.limit = limit
+        self.output_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
+        self.inner_threads = True
+
+    def _read_file(self, split: DataSplit, file: DataFileMeta) -> pa.Table:
+        """The rows of one append-table file: deletion vectors applied, filtered, projected."""
+        needed = list(self.columns)
+        if self.predicate is not None:
+            needed += [c for c in sorted(self.predicate.columns()) if c not in needed]
+        if self.predicate is not None and not self._index_may_match(split, file):
+            return self.output_schema.empty_table().select(needed) if set(needed) <= set(self.columns) else \
+                pa.schema([self.schema.arrow_schema().field(c) for c in needed]).empty_table()
+        dv = self._deletion_vector(split, file)
+        if dv is not None:
+            rows = self.read_file_rows(split, file, needed)
+            rows = rows.filter(pa.array(dv.mask(rows.num_rows)))
+            return rows.filter(self.predicate.to_expression()) if self.predicate is not None else rows
+        return self.read_file_rows(split, file, needed, self.predicate)
+
+    def _index_may_match(self, split: DataSplit, file: DataFileMeta) -> bool:
+        """A separate ``<file>.index`` file index can rule a file out before it is read."""
+        index = [x for x in file.extra_files if x.endswith(".index")]
+        if not index or file.schema_id != self.schema.id:
+            return True
+        from paimon_lab.fileindex import FileIndexReader
+
+        data = self.table.file_io.read_bytes(join(self.table.bucket_path(split.partition, split.bucket), index[0]))
+        return FileIndexReader(data, list(self.schema.fields)).may_match(self.predicate)
+
+    def _deletion_vector(self, split: DataSplit, file: DataFileMeta):
+        t = self.table
+        if not t.schema.core.get("deletion-vectors.enabled") or (split.snapshot is None and not split.snapshot_id):
+            return None
+        _, dvs = t.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
+        return dvs.get(file.file_name)
+
+    def read_file_rows(self, split: DataSplit, file: DataFileMeta, columns: Sequence[str] | None = None,
+                       predicate: Predicate | None = None) -> pa.Table:
+        """Rows of one file in the current schema (columns mapped by field id). Without a
+        ``predicate`` every physical row is returned, in file order (deletion-vector positions)."""
+        t = self.table
+        path = join(t.bucket_path(split.partition, split.bucket), file.file_name) \
+            if file.external_path is None else file.external_path
+        needed = list(columns) if columns is not None else self.schema.field_names
+        file_schema = t.schema_for(file.schema_id)
+        # Map current columns to the names they had when this file was written (by field id).
+        by_id = {f.id: f for f in file_schema.fields}
+        current = {f.name: f for f in self.schema.fields}
+        physical = [by_id[current[n].id].name for n in needed if current[n].id in by_id]
+        same_names = all(current[n].id in by_id and by_id[current[n].id].name == n for n in needed)
+        expr = predicate.to_expression() if (predicate is not None and same_names) else None
+        data = read_file(t.file_io, path, file.format, physical, file_schema.fields, expr, self.inner_threads)
+        columns_out = []
+        for name in needed:
+            target = current[name]
+            old = by_id.get(target.id)
+            if old is None:
+                columns_out.append(pa.nulls(data.num_rows, target.type.to_arrow()))
+                continue
+            column = data.column(old.name)
+            arrow_type = target.type.to_arrow()
+            columns_out.append(column.cast(arrow_type) if column.type != arrow_type else column)
+        out = pa.Table.from_arrays(columns_out, names=needed)
+        if predicate is not None and expr is None:
+            out = out.filter(predicate.to_expression())
+        return out
+
+    def _needed_columns(self) -> list[str]:
+        """Projected columns plus the columns the filter needs."""
+        needed = list(self.columns)
+        if self.predicate is not None:
+            needed += [c for c in sorted(self.predicate.columns()) if c not in needed]
+        return needed
+
+    def _read_merged(self, split: DataSplit) -> pa.Table:
+        """Merge-on-read of one bucket of a primary-key table.
+
+        Only the key part of the filter is applied before merging (every version of a key has
+        the same key); the whole filter is applied to the merged rows, so an older version that
+        matches a value filter never comes back."""
+        from paimon_lab.mergetree.compact_rewriter import BucketFiles, drop_retracts, merge_order, merge_sorted
+        from paimon_lab.mergetree.reader import MergeReader, supports_fast_merge
+
+        t = self.table
+        layout = t.kv_layout
+        merge_fn = t.merge_function
+        reader = MergeReader(t, split.partition, split.bucket, self.inner_threads)
+        needed = self._needed_columns()
+        if t.schema.core.get("deletion-vectors.enabled"):
+            # Every key lives once above level 0; older versions are masked by deletion vectors.
+            _, dvs = t.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
+            values = reader.read_with_deletion_vectors([f for f in split.files if f.level > 0], dvs, needed,
+                                                       self.predicate)
+        else:
+            from paimon_lab.mergetree.writer import batch_scan_skips_level0
+
+            chosen = merge_order([f for f in split.files if f.level > 0] if batch_scan_skips_level0(t.schema.core)
+                                 else split.files)
+            if supports_fast_merge(merge_fn) and reader.key_names:
+                values = reader.read_deduplicated(chosen, needed, self.predicate, merge_fn.ignore_delete)
+            else:
+                # The other engines merge every column; only a single sorted run is not merged
+                # (merging a key's lone row may change it, e.g. a lone retraction of a sum).
+                kv = BucketFiles(t, layout, split.partition, split.bucket).read(chosen)
+                key_pred = reader.key_predicate(self.predicate)
+                if key_pred is not None and kv.num_rows:
+                    kv = filter_table(kv, key_pred)  # value columns hold the key values
+                levels = {f.level for f in chosen}
+                if len(chosen) > 1 and not (len(levels) == 1 and 0 not in levels):
+                    kv = merge_sorted(layout, merge_fn, kv)
+                values = drop_retracts(kv).select(needed)
+        return filter_table(values, self.predicate)
+
+    def read(self, splits: Sequence[DataSplit]) -> pa.Table:
+        if self.table.schema.primary_keys:
+            return self._finish(self._read_parts(self._read_merged, splits))
+        jobs = [(s, f) for s in splits for f in s.files]
+        return self._finish(self._read_parts(lambda job: self._read_file(*job), jobs))
+
+    def _read_parts(self, fn, items) -> list[pa.Table]:
+        # Files or buckets are read on WORKERS threads; when there are fewer of them, each one
+        # decodes its columns on Arrow's threads instead.
+        self.inner_threads = self.limit is not None or len(items) < WORKERS
+        if self.limit is not None:
+            parts, remaining = [], self.limit
+            for item in items:
+                if remaining <= 0:
+                    break
+                parts.append(fn(item).slice(0, remaining))
+                remaining -= parts[-1].num_rows
+            return parts
+        return thread_map(fn, items)
+
+    def _finish(self, parts: list[pa.Table]) -> pa.Table:
+        if not parts:
+            return self.output_schema.empty_table()
+        if not self.columns:  # concat_tables loses the row count of tables without columns
+            return pa.table({"_": pa.nulls(sum(p.num_rows for p in parts))}).select([])
+        result = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        return result.select(self.columns).cast(self.output_schema)
+
+
+__all__ = ["TableRead", "pc"]
