@@ -180,14 +180,14 @@ class Catalog:
 
     def system_table(self, identifier: str, **kwargs: Any) -> pa.Table:
         """A system table by name: ``db.t$snapshots``, ``db.t$branch_b$files``, ``sys.all_table_options``."""
-        from paimon_lab.system_tables import catalog_system_table, parse_system_identifier, system_table
+        from paimon_lab.system_tables import catalog_system_table, parse_system_identifier
 
         table_id, name = parse_system_identifier(identifier)
         if table_id is None:
             return catalog_system_table(self, name)
         if name is None:
             raise InvalidIdentifierError(f"'{identifier}' names no system table")
-        return system_table(self.get_table(table_id), name, **kwargs)
+        return self.get_table(table_id).system(name, **kwargs)
 
     def get_table(self, identifier: str) -> Table:
         """Load ``db.table`` (or ``db.table$branch_NAME`` for a branch)."""

@@ -26,16 +26,23 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pandas as pd
 
 from paimon_lab.core import binary_row
 from paimon_lab.errors import InvalidIdentifierError, PaimonLabError, SchemaError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.partition import java_float_string
 from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_lab.core.consumer import ConsumerManager
+from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.operation.changes import changes
+from paimon_lab.mergetree.merge_function import merge_function_of
+from paimon_lab.operation.scan import plan_splits
+from paimon_lab.operation.split_read import read_table
 
 if TYPE_CHECKING:
     from paimon_lab.catalog import Catalog
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
     from paimon_lab.core.types import DataField, DataType
 
 SYSTEM_TABLE_SPLITTER = "$"
@@ -317,63 +324,63 @@ def _table_of(rows: Sequence[tuple] | list[list], schema: pa.Schema) -> pa.Table
     return pa.Table.from_arrays([pa.array(list(c), type=f.type) for c, f in zip(columns, schema)], schema=schema)
 
 
-def _resolve(table: "Table", snapshot_id: int | None, tag: str | None) -> Snapshot | None:
+def _resolve(store: "FileStore", snapshot_id: int | None, tag: str | None) -> Snapshot | None:
     if snapshot_id is not None and tag is not None:
         raise PaimonLabError("Give at most one of snapshot_id and tag")
-    return table.snapshot(snapshot_id, tag=tag)
+    return store.snapshot(snapshot_id, tag=tag)
 
 
-def _partition_text(table: "Table", partition: bytes) -> str:
-    codec = table.partition_codec
+def _partition_text(store: "FileStore", partition: bytes) -> str:
+    codec = store.partition_codec
     return _java_list(external_text(v, f.type) for v, f in zip(codec.from_bytes(partition), codec.fields))
 
 
-def _partition_order(table: "Table", partition: bytes) -> tuple:
+def _partition_order(store: "FileStore", partition: bytes) -> tuple:
     """Sort key of a partition: by value per column, nulls last."""
-    return tuple((True, 0) if v is None else (False, v) for v in table.partition_codec.from_bytes(partition))
+    return tuple((True, 0) if v is None else (False, v) for v in store.partition_codec.from_bytes(partition))
 
 
-def _sort_by_partition_bucket(table: "Table", entries: list) -> list:
-    return sorted(entries, key=lambda e: (_partition_order(table, e.partition), e.bucket))
+def _sort_by_partition_bucket(store: "FileStore", entries: list) -> list:
+    return sorted(entries, key=lambda e: (_partition_order(store, e.partition), e.bucket))
 
 
 # ---------------------------------------------------------------------------------- tables
 
-def _snapshots(table: "Table") -> pa.Table:
+def _snapshots(store: "FileStore") -> pa.Table:
     rows = [(s.id, s.schema_id, s.commit_user, s.commit_identifier, s.commit_kind, s.time_millis,
              s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list, s.total_record_count,
              s.delta_record_count, s.changelog_record_count, s.watermark)
-            for s in table.snapshots()]
+            for s in store.snapshot_manager.snapshots()]
     return _table_of(rows, SCHEMAS["snapshots"])
 
 
-def _schemas(table: "Table") -> pa.Table:
+def _schemas(store: "FileStore") -> pa.Table:
     rows = []
-    for sid in table.schema_manager.list_ids():
-        s = table.schema_for(sid)
+    for sid in store.schema_manager.list_ids():
+        s = store.schema_for(sid)
         rows.append((s.id, _flat_json([f.to_json() for f in s.fields]), _flat_json(list(s.partition_keys)),
                      _flat_json(list(s.primary_keys)), _flat_json(dict(s.options)), s.comment, s.time_millis))
     return _table_of(rows, SCHEMAS["schemas"])
 
 
-def _options(table: "Table") -> pa.Table:
-    table.refresh()
-    return _table_of([(str(k), "" if v is None else str(v)) for k, v in table.schema.options.items()],
+def _options(store: "FileStore") -> pa.Table:
+    store.refresh()
+    return _table_of([(str(k), "" if v is None else str(v)) for k, v in store.schema.options.items()],
                      SCHEMAS["options"])
 
 
 class _StatsRenderer:
     """Value stats of data files evolved (by field id) to the current schema, rendered as Java does."""
 
-    def __init__(self, table: "Table"):
-        self.table = table
-        self.current = list(table.schema.fields)
+    def __init__(self, store: "FileStore"):
+        self.store = store
+        self.current = list(store.schema.fields)
         self._key_types: dict[int, list] = {}
 
     def key_types(self, schema_id: int) -> list:
         got = self._key_types.get(schema_id)
         if got is None:
-            s = self.table.schema_for(schema_id)
+            s = self.store.schema_for(schema_id)
             names = s.trimmed_primary_keys if s.primary_keys else []
             got = self._key_types[schema_id] = [f.type for f in s.fields_of(names)]
         return got
@@ -386,7 +393,7 @@ class _StatsRenderer:
         return _java_list(external_text(v, t) for v, t in zip(values, types))
 
     def render(self, f) -> tuple[str, str, str]:
-        file_schema = self.table.schema_for(f.schema_id)
+        file_schema = self.store.schema_for(f.schema_id)
         stats_fields = file_schema.fields if f.value_stats_cols is None else file_schema.fields_of(f.value_stats_cols)
         types = [x.type for x in stats_fields]
         mins = binary_row.deserialize(f.value_stats.min_values, types) if types else []
@@ -410,66 +417,67 @@ class _StatsRenderer:
         return _java_map(nulls), _java_map(lows), _java_map(highs)
 
 
-def _files(table: "Table", snap: Snapshot | None) -> pa.Table:
+def _files(store: "FileStore", snap: Snapshot | None) -> pa.Table:
     if snap is None:
         return SCHEMAS["files"].empty_table()
-    renderer = _StatsRenderer(table)
-    entries = sorted(table.store_scan().live_entries(snap),
-                     key=lambda e: (_partition_order(table, e.partition), e.bucket, e.file.level,
+    renderer = _StatsRenderer(store)
+    entries = sorted(FileStoreScan(store).live_entries(snap),
+                     key=lambda e: (_partition_order(store, e.partition), e.bucket, e.file.level,
                                     e.file.min_sequence_number, e.file.file_name))
     rows = []
     for e in entries:
         f = e.file
         nulls, lows, highs = renderer.render(f)
-        path = f.external_path or join(table.bucket_path(e.partition, e.bucket), f.file_name)
-        rows.append((_partition_text(table, e.partition), e.bucket, path, f.format, f.schema_id, f.level,
+        path = f.external_path or join(store.bucket_path(e.partition, e.bucket), f.file_name)
+        rows.append((_partition_text(store, e.partition), e.bucket, path, f.format, f.schema_id, f.level,
                      f.row_count, f.file_size, renderer.key_text(f.min_key, f.schema_id),
                      renderer.key_text(f.max_key, f.schema_id), nulls, lows, highs,
                      f.min_sequence_number, f.max_sequence_number, f.creation_time_millis))
     return _table_of(rows, SCHEMAS["files"])
 
 
-def _tags(table: "Table") -> pa.Table:
-    from paimon_lab.operation.branch import branch_path, list_branches
+def _tags(store: "FileStore") -> pa.Table:
+    from paimon_lab.store.file_store import branch_path
+    from paimon_lab.operation.branch import list_branches
 
     tag_branches: dict[str, list[str]] = {}
-    for b in list_branches(table):
-        for name in table.file_io.list_names(join(branch_path(table.path, b), "tag")):
+    for b in list_branches(store):
+        for name in store.file_io.list_names(join(branch_path(store.path, b), "tag")):
             if name.startswith("tag-"):
                 tag_branches.setdefault(name[4:], []).append(b)
     rows = [(t.name, t.snapshot.id, t.snapshot.schema_id, t.snapshot.time_millis, t.snapshot.total_record_count,
              _java_list(tag_branches.get(t.name, [])))
-            for t in table.tags()]
+            for t in store.tags()]
     return _table_of(rows, SCHEMAS["tags"])
 
 
-def _branches(table: "Table") -> pa.Table:
+def _branches(store: "FileStore") -> pa.Table:
     """Branch name and the modification time of its directory (as Java reports create_time)."""
     rows = []
-    for info in table.file_io.list_dir(join(table.path, "branch")):
+    for info in store.file_io.list_dir(join(store.path, "branch")):
         if info.base_name.startswith("branch-") and info.type.name == "Directory":
             mtime = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
             rows.append((info.base_name[len("branch-"):], mtime))
     return _table_of(sorted(rows), SCHEMAS["branches"])
 
 
-def _consumers(table: "Table") -> pa.Table:
-    consumers = table.consumers()
+def _consumers(store: "FileStore") -> pa.Table:
+    consumers = ConsumerManager(store).list()
     rows = [(cid, consumers[cid].next_snapshot) for cid in sorted(consumers)]
     return _table_of(rows, SCHEMAS["consumers"])
 
 
-def _manifests(table: "Table", snap: Snapshot | None) -> pa.Table:
+def _manifests(store: "FileStore", snap: Snapshot | None) -> pa.Table:
     if snap is None:
         return SCHEMAS["manifests"].empty_table()
     rows = [(m.file_name, m.file_size, m.num_added_files, m.num_deleted_files, m.schema_id)
-            for m in table.store_scan().manifests(snap)]
+            for m in FileStoreScan(store).manifests(snap)]
     return _table_of(rows, SCHEMAS["manifests"])
 
 
-def _aggregation_fields(table: "Table") -> pa.Table:
-    table.refresh()
-    schema = table.schema
+def _aggregation_fields(store: "FileStore") -> pa.Table:
+    store.refresh()
+    schema = store.schema
     functions: dict[str, list[str]] = {}
     function_options: dict[str, list[str]] = {}
     for key, value in schema.options.items():
@@ -483,12 +491,12 @@ def _aggregation_fields(table: "Table") -> pa.Table:
     return _table_of(rows, SCHEMAS["aggregation_fields"])
 
 
-def _aggregate_files(table: "Table", snap: Snapshot | None, by_bucket: bool) -> pa.Table:
+def _aggregate_files(store: "FileStore", snap: Snapshot | None, by_bucket: bool) -> pa.Table:
     name = "buckets" if by_bucket else "partitions"
     if snap is None:
         return SCHEMAS[name].empty_table()
     groups: dict[tuple, list] = {}
-    for e in table.store_scan().live_entries(snap):
+    for e in FileStoreScan(store).live_entries(snap):
         key = (e.partition, e.bucket) if by_bucket else (e.partition,)
         acc = groups.setdefault(key, [0, 0, 0, None])
         acc[0] += e.file.row_count
@@ -498,39 +506,39 @@ def _aggregate_files(table: "Table", snap: Snapshot | None, by_bucket: bool) -> 
         if created is not None and (acc[3] is None or created > acc[3]):
             acc[3] = created
     rows = []
-    for key in sorted(groups, key=lambda k: (_partition_order(table, k[0]),) + k[1:]):
+    for key in sorted(groups, key=lambda k: (_partition_order(store, k[0]),) + k[1:]):
         count, size, files, last = groups[key]
-        rows.append((_partition_text(table, key[0]),) + key[1:] + (count, size, files, last))
+        rows.append((_partition_text(store, key[0]),) + key[1:] + (count, size, files, last))
     return _table_of(rows, SCHEMAS[name])
 
 
-def _table_indexes(table: "Table", snap: Snapshot | None) -> pa.Table:
-    from paimon_lab.operation.dynamic_bucket import live_index_entries
+def _table_indexes(store: "FileStore", snap: Snapshot | None) -> pa.Table:
+    from paimon_lab.store.index_files import live_index_entries
 
     if snap is None:
         return SCHEMAS["table_indexes"].empty_table()
     rows = []
-    for e in _sort_by_partition_bucket(table, live_index_entries(table, snapshot=snap)):
+    for e in _sort_by_partition_bucket(store, live_index_entries(store, snapshot=snap)):
         meta = e.index_file
         ranges = None
         if meta.dv_ranges is not None:
             ranges = [{"f0": r.data_file_name, "f1": r.offset, "f2": r.length, "_CARDINALITY": r.cardinality}
                       for r in meta.dv_ranges]
-        rows.append((_partition_text(table, e.partition), e.bucket, meta.index_type, meta.file_name,
+        rows.append((_partition_text(store, e.partition), e.bucket, meta.index_type, meta.file_name,
                      meta.file_size, meta.row_count, ranges))
     return _table_of(rows, SCHEMAS["table_indexes"])
 
 
-def read_statistics(table: "Table", snap: Snapshot | None = None) -> dict | None:
+def read_statistics(store: "FileStore", snap: Snapshot | None = None) -> dict | None:
     """The statistics JSON a snapshot (default latest) names, or None."""
-    snap = snap if snap is not None else table.snapshot_manager.latest()
+    snap = snap if snap is not None else store.snapshot_manager.latest()
     if snap is None or not snap.statistics:
         return None
-    return json.loads(table.file_io.read_text(join(table.path, STATISTICS_DIR, snap.statistics)))
+    return json.loads(store.file_io.read_text(join(store.path, STATISTICS_DIR, snap.statistics)))
 
 
-def _statistics(table: "Table", snap: Snapshot | None) -> pa.Table:
-    stats = read_statistics(table, snap) if snap is not None else None
+def _statistics(store: "FileStore", snap: Snapshot | None) -> pa.Table:
+    stats = read_statistics(store, snap) if snap is not None else None
     if stats is None:
         return SCHEMAS["statistics"].empty_table()
     row = (stats["snapshotId"], stats["schemaId"], stats.get("mergedRecordCount"), stats.get("mergedRecordSize"),
@@ -540,51 +548,51 @@ def _statistics(table: "Table", snap: Snapshot | None) -> pa.Table:
 
 # ---------------------------------------------------------------------------------- row tables
 
-def _merged_kv(table: "Table", split) -> pa.Table:
+def _merged_kv(store: "FileStore", split) -> pa.Table:
     """Merge-on-read of one bucket keeping each key's row kind and its deletes (Java's
     ``forceKeepDelete`` read under the audit log); mirrors :meth:`TableRead._read_merged`."""
     from paimon_lab.mergetree.compact_rewriter import BucketFiles, merge_order, merge_sorted
-    from paimon_lab.mergetree.writer import batch_scan_skips_level0
+    from paimon_lab.store.file_store import batch_scan_skips_level0
 
-    layout = table.kv_layout
-    files = BucketFiles(table, layout, split.partition, split.bucket)
-    if table.schema.core.get("deletion-vectors.enabled"):
-        _, dvs = table.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
+    layout = store.kv_layout
+    files = BucketFiles(store, layout, split.partition, split.bucket)
+    if store.schema.core.get("deletion-vectors.enabled"):
+        _, dvs = store.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
         return files.read([f for f in split.files if f.level > 0], dvs)
-    chosen = merge_order([f for f in split.files if f.level > 0] if batch_scan_skips_level0(table.schema.core)
+    chosen = merge_order([f for f in split.files if f.level > 0] if batch_scan_skips_level0(store.schema.core)
                          else split.files)
     kv = files.read(chosen)
     levels = {f.level for f in chosen}
     if len(chosen) > 1 and not (len(levels) == 1 and 0 not in levels):
-        kv = merge_sorted(layout, table.merge_function, kv)
+        kv = merge_sorted(layout, merge_function_of(store), kv)
     return kv
 
 
-def _read_rows(table: "Table", snap: Snapshot, tag: str | None, read_optimized: bool) -> pa.Table:
+def _read_rows(store: "FileStore", snap: Snapshot, tag: str | None, read_optimized: bool) -> pa.Table:
     if tag is not None:  # a tag's snapshot may have expired from snapshot/: read it through the tag
-        return table.to_arrow(tag=tag, read_optimized=read_optimized)
-    return table.to_arrow(snapshot_id=snap.id, read_optimized=read_optimized)
+        return read_table(store, tag=tag, read_optimized=read_optimized)
+    return read_table(store, snapshot_id=snap.id, read_optimized=read_optimized)
 
 
-def _audit_schema(table: "Table") -> pa.Schema:
-    return pa.schema([pa.field("rowkind", _STR, nullable=False)] + list(table.schema.arrow_schema()))
+def _audit_schema(store: "FileStore") -> pa.Schema:
+    return pa.schema([pa.field("rowkind", _STR, nullable=False)] + list(store.schema.arrow_schema()))
 
 
-def _audit_log(table: "Table", snap: Snapshot | None, tag: str | None = None) -> pa.Table:
+def _audit_log(store: "FileStore", snap: Snapshot | None, tag: str | None = None) -> pa.Table:
     """Batch read of the audit log: every current row with its row kind."""
-    schema = _audit_schema(table)
+    schema = _audit_schema(store)
     if snap is None:
         return schema.empty_table()
-    if not table.schema.primary_keys:
-        rows = _read_rows(table, snap, tag, read_optimized=False)
+    if not store.schema.primary_keys:
+        rows = _read_rows(store, snap, tag, read_optimized=False)
         return rows.add_column(0, schema.field(0), pa.array(["+I"] * rows.num_rows, _STR)).cast(schema)
     from paimon_lab.core.key_value import KIND_NAMES, VALUE_KIND
 
     labels = pa.array([KIND_NAMES[i] for i in range(len(KIND_NAMES))], _STR)
     parts = []
-    names = table.kv_layout.value_names
-    for split in table._splits(snap, None, False):
-        kv = _merged_kv(table, split)
+    names = store.kv_layout.value_names
+    for split in plan_splits(store, snap, None):
+        kv = _merged_kv(store, split)
         if kv.num_rows == 0:
             continue
         kinds = labels.take(kv.column(VALUE_KIND).combine_chunks().cast(pa.int32()))
@@ -595,14 +603,14 @@ def _audit_log(table: "Table", snap: Snapshot | None, tag: str | None = None) ->
     return out.cast(schema)
 
 
-def _changes_log(table: "Table", start: int, end: int | None) -> pa.Table:
-    rows = table.changes(start, end)
-    return rows.cast(_audit_schema(table))
+def _changes_log(store: "FileStore", start: int, end: int | None) -> pa.Table:
+    rows = changes(store, start, end)
+    return rows.cast(_audit_schema(store))
 
 
-def _binlog_schema(table: "Table") -> pa.Schema:
+def _binlog_schema(store: "FileStore") -> pa.Schema:
     fields = [pa.field("rowkind", _STR, nullable=False)]
-    for f in table.schema.arrow_schema():
+    for f in store.schema.arrow_schema():
         fields.append(pa.field(f.name, pa.list_(pa.field("element", f.type, nullable=True))))
     return pa.schema(fields)
 
@@ -636,7 +644,7 @@ def _binlog(audit: pa.Table, schema: pa.Schema, pack_updates: bool) -> pa.Table:
 
 # ---------------------------------------------------------------------------------- public API
 
-def system_table(table: "Table", name: str, *, snapshot_id: int | None = None, tag: str | None = None,
+def system_table(store: "FileStore", name: str, *, snapshot_id: int | None = None, tag: str | None = None,
                  start_snapshot: int | None = None) -> pa.Table:
     """A system table of ``table`` (one of :data:`SYSTEM_TABLES`) as an Arrow table.
 
@@ -657,43 +665,43 @@ def system_table(table: "Table", name: str, *, snapshot_id: int | None = None, t
     if start_snapshot is not None and tag is not None:
         raise PaimonLabError("start_snapshot reads up to a snapshot id, not a tag")
     if key == "snapshots":
-        return _snapshots(table)
+        return _snapshots(store)
     if key == "schemas":
-        return _schemas(table)
+        return _schemas(store)
     if key == "options":
-        return _options(table)
+        return _options(store)
     if key == "tags":
-        return _tags(table)
+        return _tags(store)
     if key == "branches":
-        return _branches(table)
+        return _branches(store)
     if key == "consumers":
-        return _consumers(table)
+        return _consumers(store)
     if key == "aggregation_fields":
-        return _aggregation_fields(table)
+        return _aggregation_fields(store)
     if key in ("audit_log", "binlog") and start_snapshot is not None:
-        audit = _changes_log(table, start_snapshot, snapshot_id)
-        return audit if key == "audit_log" else _binlog(audit, _binlog_schema(table), True)
-    snap = _resolve(table, snapshot_id, tag)
+        audit = _changes_log(store, start_snapshot, snapshot_id)
+        return audit if key == "audit_log" else _binlog(audit, _binlog_schema(store), True)
+    snap = _resolve(store, snapshot_id, tag)
     if key == "files":
-        return _files(table, snap)
+        return _files(store, snap)
     if key == "manifests":
-        return _manifests(table, snap)
+        return _manifests(store, snap)
     if key == "partitions":
-        return _aggregate_files(table, snap, by_bucket=False)
+        return _aggregate_files(store, snap, by_bucket=False)
     if key == "buckets":
-        return _aggregate_files(table, snap, by_bucket=True)
+        return _aggregate_files(store, snap, by_bucket=True)
     if key == "table_indexes":
-        return _table_indexes(table, snap)
+        return _table_indexes(store, snap)
     if key == "statistics":
-        return _statistics(table, snap)
+        return _statistics(store, snap)
     if key == "ro":
         if snap is None:
-            return table.schema.arrow_schema().empty_table()
-        return _read_rows(table, snap, tag, read_optimized=True)
-    audit = _audit_log(table, snap, tag)
+            return store.schema.arrow_schema().empty_table()
+        return _read_rows(store, snap, tag, read_optimized=True)
+    audit = _audit_log(store, snap, tag)
     if key == "audit_log":
         return audit
-    return _binlog(audit, _binlog_schema(table), False)
+    return _binlog(audit, _binlog_schema(store), False)
 
 
 def catalog_system_table(catalog: "Catalog", name: str) -> pa.Table:
@@ -779,26 +787,26 @@ def column_statistics(column: pa.ChunkedArray, field: "DataField") -> dict:
     return out
 
 
-def write_statistics(table: "Table", stats: dict) -> str:
+def write_statistics(store: "FileStore", stats: dict) -> str:
     """Write a statistics JSON file under ``{table}/statistics``; returns its name."""
     name = f"{STATISTICS_PREFIX}{uuid.uuid4()}-0"
-    table.file_io.write_bytes(join(table.path, STATISTICS_DIR, name), _jackson_pretty(stats).encode())
+    store.file_io.write_bytes(join(store.path, STATISTICS_DIR, name), _jackson_pretty(stats).encode())
     return name
 
 
-def commit_statistics(table: "Table", stats_file: str, commit_user: str | None = None,
+def commit_statistics(store: "FileStore", stats_file: str, commit_user: str | None = None,
                       max_retries: int | None = None) -> int:
     """Commit an ANALYZE snapshot naming ``stats_file``: the latest snapshot's files unchanged
     (base = its base + delta manifests, an empty delta), as Java's ``commitStatistics``."""
     from paimon_lab.core.manifest import FileNamer
 
     user = commit_user or str(uuid.uuid4())
-    retries = max_retries if max_retries is not None else table.schema.core.get("commit.max-retries")
-    mio = table.manifest_io
+    retries = max_retries if max_retries is not None else store.schema.core.get("commit.max-retries")
+    mio = store.manifest_io
     for attempt in range(retries + 1):
-        latest = table.snapshot_manager.latest()
+        latest = store.snapshot_manager.latest()
         if latest is None:
-            raise PaimonLabError(f"Table {table.identifier} has no snapshot to attach statistics to")
+            raise PaimonLabError(f"Table {store.identifier} has no snapshot to attach statistics to")
         names = FileNamer("manifest-list-")
         base_name, delta_name = names.next(), names.next()
         written = []
@@ -809,7 +817,7 @@ def commit_statistics(table: "Table", stats_file: str, commit_user: str | None =
             written.append(base_name)
             delta_size = mio.write_manifest_list(delta_name, [])
             written.append(delta_name)
-            schema = table.schema_manager.latest()
+            schema = store.schema_manager.latest()
             snapshot = Snapshot(
                 id=latest.id + 1, schema_id=schema.id if schema is not None else latest.schema_id,
                 base_manifest_list=base_name, base_manifest_list_size=base_size,
@@ -819,17 +827,17 @@ def commit_statistics(table: "Table", stats_file: str, commit_user: str | None =
                 total_record_count=latest.total_record_count, delta_record_count=0, changelog_record_count=0,
                 index_manifest=latest.index_manifest, watermark=latest.watermark, statistics=stats_file,
                 next_row_id=latest.next_row_id)
-            if table.snapshot_manager.commit(snapshot):
+            if store.snapshot_manager.commit(snapshot):
                 return snapshot.id
         except BaseException:
-            table.file_io.delete_quietly([mio.path(n) for n in written])
+            store.file_io.delete_quietly([mio.path(n) for n in written])
             raise
-        table.file_io.delete_quietly([mio.path(n) for n in written])
+        store.file_io.delete_quietly([mio.path(n) for n in written])
         time.sleep(min(0.01 * (2 ** attempt), 0.5))
-    raise PaimonLabError(f"Gave up committing statistics to {table.path} after {retries} retries")
+    raise PaimonLabError(f"Gave up committing statistics to {store.path} after {retries} retries")
 
 
-def analyze(table: "Table", columns: Sequence[str] | None = None) -> int | None:
+def analyze(store: "FileStore", columns: Sequence[str] | None = None) -> int | None:
     """``ANALYZE TABLE ... COMPUTE STATISTICS [FOR ALL COLUMNS | FOR COLUMNS ...]``.
 
     Reads the latest snapshot, computes ``mergedRecordCount`` (rows after merging),
@@ -840,12 +848,12 @@ def analyze(table: "Table", columns: Sequence[str] | None = None) -> int | None:
     ``{table}/statistics/stat-<uuid>-0`` and commits an ANALYZE snapshot naming it; returns that
     snapshot's id (None for a table without snapshots, which Paimon skips).
     """
-    table.refresh()
-    snap = table.snapshot_manager.latest()
+    store.refresh()
+    snap = store.snapshot_manager.latest()
     if snap is None:
         return None
-    schema = table.schema_for(snap.schema_id)
-    current = table.schema
+    schema = store.schema_for(snap.schema_id)
+    current = store.schema
     if columns is None:
         chosen = [f for f in current.fields if f.type.root in ANALYZABLE_TYPES]
     else:
@@ -855,21 +863,57 @@ def analyze(table: "Table", columns: Sequence[str] | None = None) -> int | None:
             if f.type.root not in ANALYZABLE_TYPES:
                 raise SchemaError(f"Analyzing column '{c}' of type {f.type} is not supported")
             chosen.append(f)
-    data = table.to_arrow(snapshot_id=snap.id, columns=[f.name for f in chosen] or None)
+    data = read_table(store, snapshot_id=snap.id, columns=[f.name for f in chosen] or None)
     merged = data.num_rows
-    total_size = sum(e.file.file_size for e in table.store_scan().live_entries(snap))
+    total_size = sum(e.file.file_size for e in FileStoreScan(store).live_entries(snap))
     total_records = snap.total_record_count or 0
     merged_size = int(total_size * merged / total_records) if total_records else 0
     col_stats = {f.name: column_statistics(data.column(f.name), f) for f in chosen}
     stats = {"snapshotId": snap.id, "schemaId": schema.id, "mergedRecordCount": merged,
              "mergedRecordSize": merged_size, "colStats": col_stats}
-    name = write_statistics(table, stats)
+    name = write_statistics(store, stats)
     try:
-        return commit_statistics(table, name)
+        return commit_statistics(store, name)
     except BaseException:
-        table.file_io.delete_quietly([join(table.path, STATISTICS_DIR, name)])
+        store.file_io.delete_quietly([join(store.path, STATISTICS_DIR, name)])
         raise
 
 
 __all__ = ["SYSTEM_TABLES", "GLOBAL_SYSTEM_TABLES", "system_table", "catalog_system_table",
            "parse_system_identifier", "analyze", "read_statistics", "SCHEMAS"]
+
+
+def lsm_levels(store: "FileStore", snap: Snapshot | None) -> pd.DataFrame:
+    """The LSM layout of a snapshot: one row per data file with its partition, bucket, level,
+    row count, size, min/max key, sequence range and deleted-row count."""
+    columns = ["partition", "bucket", "level", "file_name", "row_count", "file_size", "min_key",
+               "max_key", "min_sequence_number", "max_sequence_number", "deleted_rows", "schema_id"]
+    if snap is None:
+        return pd.DataFrame(columns=columns)
+    key_types = store.kv_layout.key_types if store.schema.primary_keys else []
+    dvs = store.deletion_vectors_at(snap) if store.schema.core.get("deletion-vectors.enabled") else {}
+    codec = store.partition_codec
+    rows = []
+    for e in FileStoreScan(store).live_entries(snap):
+        f = e.file
+        dv = dvs.get((e.partition, e.bucket), (None, {}))[1].get(f.file_name)
+        rows.append((codec.to_dict(e.partition), e.bucket, f.level, f.file_name, f.row_count, f.file_size,
+                     tuple(binary_row.deserialize(f.min_key, key_types)) if key_types else None,
+                     tuple(binary_row.deserialize(f.max_key, key_types)) if key_types else None,
+                     f.min_sequence_number, f.max_sequence_number,
+                     dv.cardinality if dv is not None else (f.delete_row_count or 0), f.schema_id))
+    df = pd.DataFrame(rows, columns=columns)
+    order = df["partition"].map(lambda d: tuple(str(v) for v in d.values()))
+    return df.assign(_o=order).sort_values(["_o", "bucket", "level", "min_sequence_number"]) \
+        .drop(columns="_o").reset_index(drop=True)
+
+
+def deletion_vector_rows(store: "FileStore", snap: Snapshot | None) -> pd.DataFrame:
+    """Per data file with deletions: partition, bucket, file name, cardinality and the deleted
+    row positions (a sorted numpy array)."""
+    rows = []
+    if snap is not None:
+        for (part, bucket), (_, vectors) in store.deletion_vectors_at(snap).items():
+            for name, dv in vectors.items():
+                rows.append((store.partition_codec.to_dict(part), bucket, name, dv.cardinality, dv.to_numpy()))
+    return pd.DataFrame(rows, columns=["partition", "bucket", "file_name", "cardinality", "positions"])

@@ -4,6 +4,7 @@ refactor; kept for branches that must be rebased over it.
 
     python scripts/move_modules.py absolutize FILE...
     python scripts/move_modules.py rename MAPFILE FILE...     (MAPFILE: lines "old.module new.module")
+    python scripts/move_modules.py symbols MAPFILE FILE...    (MAPFILE: lines "old.module:Name new.module")
 """
 
 from __future__ import annotations
@@ -97,6 +98,27 @@ def _split_module_imports(src: str, mapping: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def move_symbols(moves: dict[tuple[str, str], str], path: Path) -> None:
+    """``from old import a, b``: names that moved (``(old, name) -> new``) import from their new module."""
+    src = path.read_text()
+    tree = ast.parse(src)
+    lines = src.split("\n")
+    edits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if not any((node.module, a.name) in moves for a in node.names):
+                continue
+            indent = re.match(r"\s*", lines[node.lineno - 1]).group(0)
+            groups: dict[str, list] = {}
+            for a in node.names:
+                groups.setdefault(moves.get((node.module, a.name), node.module), []).append(a)
+            out = [render(ast.ImportFrom(module=m, names=ns, level=0), m, indent) for m, ns in groups.items()]
+            edits.append((node.lineno, node.end_lineno, "\n".join(out)))
+    for start, end, text in sorted(edits, reverse=True):
+        lines[start - 1:end] = [text]
+    path.write_text("\n".join(lines))
+
+
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:]
     if cmd == "absolutize":
@@ -106,3 +128,11 @@ if __name__ == "__main__":
         mapping = dict(l.split() for l in Path(args[0]).read_text().splitlines() if l.strip() and not l.startswith("#"))
         for f in args[1:]:
             rename(mapping, Path(f))
+    elif cmd == "symbols":  # MAPFILE lines: "old.module:Name new.module"
+        moves = {}
+        for line in Path(args[0]).read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                old, new = line.split()
+                moves[tuple(old.split(":"))] = new
+        for f in args[1:]:
+            move_symbols(moves, Path(f))

@@ -10,6 +10,7 @@ import os
 
 from paimon_lab import Table
 from paimon_lab.core.index_manifest import read_index_manifest
+from paimon_lab.operation.scan import FileStoreScan
 
 
 def all_files(root: str) -> set[str]:
@@ -18,7 +19,7 @@ def all_files(root: str) -> set[str]:
 
 def referenced_files(t: Table) -> set[str]:
     """Every file some snapshot or tag needs (plus schemas, snapshot files, hints and tags)."""
-    root, mio = t.path, t.manifest_io
+    root, mio = t.path, t.store.manifest_io
     rel = lambda p: os.path.relpath(p, root)  # noqa: E731
     out = {f"schema/{n}" for n in os.listdir(os.path.join(root, "schema"))}
     ids = t.snapshot_manager.list_ids()
@@ -35,13 +36,13 @@ def referenced_files(t: Table) -> set[str]:
         if snap.changelog_manifest_list:
             for meta in mio.read_manifest_list(snap.changelog_manifest_list):
                 for e in mio.read_manifest(meta.file_name):
-                    out.add(rel(os.path.join(t.bucket_path(e.partition, e.bucket), e.file.file_name)))
+                    out.add(rel(os.path.join(t.store.bucket_path(e.partition, e.bucket), e.file.file_name)))
         if snap.index_manifest:
             out.add(f"manifest/{snap.index_manifest}")
             for e in read_index_manifest(t.file_io, os.path.join(root, "manifest", snap.index_manifest)):
                 out.add(f"index/{e.index_file.file_name}")
-        for e in t.store_scan().live_entries(snap):
-            directory = t.bucket_path(e.partition, e.bucket)
+        for e in FileStoreScan(t.store).live_entries(snap):
+            directory = t.store.bucket_path(e.partition, e.bucket)
             out.add(rel(os.path.join(directory, e.file.file_name)))
             out |= {rel(os.path.join(directory, x)) for x in e.file.extra_files}
     return out

@@ -13,6 +13,7 @@ from paimon_lab import Table, col
 from paimon_lab.errors import (DataValidationError, FilterError, SchemaError, SnapshotNotExistError,
                                TagError, TagNotExistError)
 from conftest import make_rows
+from paimon_lab.operation.scan import FileStoreScan
 
 
 def sorted_rows(table: pa.Table, key="id"):
@@ -126,7 +127,7 @@ def test_partition_pruning_and_file_skipping(catalog, sample_schema):
     for i in range(4):
         t.write(make_rows(50, start=i * 1000))
     splits = t.plan(filter="dt = 'b'")
-    assert {t.partition_codec.from_bytes(s.partition) for s in splits} == {("b",)}
+    assert {t.store.partition_codec.from_bytes(s.partition) for s in splits} == {("b",)}
     skipped = t.plan(filter="id >= 3000")
     assert sum(len(s.files) for s in skipped) == 3  # only the last commit's files (one per partition)
     assert t.plan(filter="id > 99999") == []
@@ -254,7 +255,7 @@ def test_manifests_merge_after_many_commits(catalog, sample_schema):
     for i in range(12):
         t.write(make_rows(2, start=i * 2))
     latest = t.latest_snapshot()
-    metas = t.store_scan().manifests(latest)
+    metas = FileStoreScan(t.store).manifests(latest)
     assert len(metas) < 12
     assert t.to_arrow().num_rows == 24
     assert t.to_arrow(snapshot_id=3).num_rows == 6

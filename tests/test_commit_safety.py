@@ -12,6 +12,8 @@ from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.errors import CommitConflictError
 from paimon_lab.io.file_io import CommitLock, FileIO
 from conftest import make_rows
+from paimon_lab.operation.table_write import new_store_write
+from paimon_lab.operation.scan import FileStoreScan
 
 
 def _writer_process(warehouse, worker, commits, barrier):
@@ -89,7 +91,7 @@ def test_lost_race_retries_on_top_of_new_snapshot(catalog, sample_schema, monkey
     t = catalog.create_table("db.t", sample_schema)
     t.write(make_rows(5))
     other = catalog.get_table("db.t")
-    commit = FileStoreCommit(t)
+    commit = FileStoreCommit(t.store)
     original = commit._try_commit
     calls = []
 
@@ -100,7 +102,7 @@ def test_lost_race_retries_on_top_of_new_snapshot(catalog, sample_schema, monkey
         return original(latest, *args)
 
     monkeypatch.setattr(commit, "_try_commit", racing)
-    w = t._new_writer(commit.commit_user)
+    w = new_store_write(t.store, commit.commit_user)
     w.write(make_rows(5, start=200))
     sid, _ = commit.commit(w.prepare_commit())
     assert sid == 3
@@ -111,10 +113,10 @@ def test_lost_race_retries_on_top_of_new_snapshot(catalog, sample_schema, monkey
 def test_deleting_already_deleted_files_conflicts(catalog, sample_schema):
     t = catalog.create_table("db.t", sample_schema)
     t.write(make_rows(5))
-    entries = t.store_scan().live_entries(t.latest_snapshot())
+    entries = FileStoreScan(t.store).live_entries(t.latest_snapshot())
     t.write(make_rows(2), overwrite=True)  # removes the files of snapshot 1
     with pytest.raises(CommitConflictError, match="already deleted"):
-        FileStoreCommit(t).commit([], deleted=entries)
+        FileStoreCommit(t.store).commit([], deleted=entries)
     assert t.latest_snapshot().id == 2
 
 

@@ -22,6 +22,7 @@ import pytest
 import concurrency_workers as W
 from paimon_lab import Catalog, Table
 from table_files import all_files, referenced_files
+from paimon_lab.operation.table_write import new_store_write
 
 APPEND = pa.schema([("id", pa.int64()), ("p", pa.string()), ("v", pa.int64())])
 PK = pa.schema([("k", pa.int32()), ("p", pa.string()), ("v", pa.int64())])
@@ -179,14 +180,14 @@ def test_concurrent_deletion_vector_updates_are_not_lost(tmp_path):
     rows = lambda keys, v: pa.table({"k": pa.array(keys, pa.int32()), "v": pa.array([v] * len(keys), pa.int64())})  # noqa: E731
     t.write(rows([0, 1, 2, 3], 1))
     a, b = Table.open(t.path), Table.open(t.path)
-    wa, wb = a._new_writer("writer-a"), b._new_writer("writer-b")
+    wa, wb = new_store_write(a.store, "writer-a"), new_store_write(b.store, "writer-b")
     wa.write(rows([0], 2))   # two writers, two processes in real life: each upserts one key
     wb.write(rows([1], 3))
     ma, mb = wa.prepare_commit(), wb.prepare_commit()  # both see the same latest snapshot
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        FileStoreCommit(a, "writer-a").commit(ma)
-        first, second = FileStoreCommit(b, "writer-b").commit(mb)
+        FileStoreCommit(a.store, "writer-a").commit(ma)
+        first, second = FileStoreCommit(b.store, "writer-b").commit(mb)
     # b's vectors were computed without a's: its COMPACT commit must lose (its data commit stays) ...
     assert first is not None and second is None
     assert sorted(r["k"] for r in Table.open(t.path).to_arrow().to_pylist()) == [0, 1, 2, 3]

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from paimon_lab.errors import DataValidationError, PaimonLabError
 from paimon_lab.operation.split_read import TableRead
+from paimon_lab.operation.scan import FileStoreScan
 
 UTC = dt.timezone.utc
 FORMATS = ["parquet", "orc", "avro"]
@@ -80,7 +81,7 @@ class LabEngine:
         t = self.cat.get_table(ident)
         out: dict[Any, int] = {}
         for split in t.plan():
-            rows = TableRead(t, [key]).read([split])
+            rows = TableRead(t.store, [key]).read([split])
             for k in rows.column(key).to_pylist():
                 assert k not in out, f"row {k!r} read twice"
                 out[k] = split.bucket
@@ -908,7 +909,7 @@ def test_many_commits_and_manifest_merge(engines):
     assert engines["lab"].snapshots("db.t") == engines["py"].snapshots("db.t")
     assert [s[3] for s in engines["lab"].snapshots("db.t")][0] == expected[1].num_rows
     lab = engines["lab"].cat.get_table("db.t")
-    assert len(lab.store_scan().manifests(lab.latest_snapshot())) < 8, "manifests were never merged"
+    assert len(FileStoreScan(lab.store).manifests(lab.latest_snapshot())) < 8, "manifests were never merged"
 
 
 def test_dynamic_partition_overwrite_default(engines):
@@ -1014,7 +1015,7 @@ def test_stats_agree_with_pypaimon(engines, fmt):
         t = engines["lab"].cat.get_table(ident)
         (split,) = t.plan()
         (f,) = split.files
-        return decode_stats(f.value_stats, t.stats_fields(f)), f.row_count
+        return decode_stats(f.value_stats, t.store.stats_fields(f)), f.row_count
 
     lab_stats, py_stats = stats("db.lab"), stats("db.py")
     assert lab_stats[1] == py_stats[1]

@@ -48,6 +48,7 @@ from paimon_lab.operation.split_read import TableRead
 
 # The interop fixtures' engines, reused: catalog wiring, reads, snapshots, tags, time travel.
 from test_interop import LabEngine, PyEngine
+from paimon_lab.operation.scan import FileStoreScan
 
 RK = "rk"  # the rowkind.field column of tables pypaimon writes deletes into
 DIRECTIONS = [("lab", "py"), ("py", "lab")]
@@ -79,7 +80,7 @@ class PkLab(LabEngine):
         t = self.table(ident)
         out: dict[tuple, int] = {}
         for split in t.plan():
-            got = TableRead(t, list(keys)).read([split])
+            got = TableRead(t.store, list(keys)).read([split])
             for k in zip(*(got.column(c).to_pylist() for c in keys)):
                 assert k not in out, f"key {k} read twice"
                 out[k] = split.bucket
@@ -453,7 +454,7 @@ def test_pypaimon_delete_row_count(engines):
         engines["py"].create(f"db.{w}", schema, ["id"], options={"bucket": "1", "rowkind.field": RK})
         engines[w].write(f"db.{w}", data, ["+I", "-D"])
         t = engines["lab"].table(f"db.{w}")
-        [entry] = t.store_scan().live_entries(t.latest_snapshot())
+        [entry] = FileStoreScan(t.store).live_entries(t.latest_snapshot())
         assert entry.file.row_count == 2
         assert entry.file.delete_row_count == (1 if w == "lab" else 0)
         assert_rows(engines["lab"].read(f"db.{w}"), _tuples(schema, (1, "a", "+I")))
@@ -537,7 +538,7 @@ def test_fixed_bucket_assignment(engines, warehouse, keys, partition_keys, optio
         for w, has_key in (("lab", False), ("py", True)):
             t = engines["lab"].table(f"db.{w}")
             s = t.plan()[0]
-            names = pq.read_schema(os.path.join(t.bucket_path(s.partition, s.bucket), s.files[0].file_name)).names
+            names = pq.read_schema(os.path.join(t.store.bucket_path(s.partition, s.bucket), s.files[0].file_name)).names
             assert ("_KEY_id" in names) == has_key, (w, names)
 
 

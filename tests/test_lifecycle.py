@@ -101,12 +101,12 @@ def test_consumers_hold_back_expiration(catalog, sample_schema):
     t = catalog.create_table("db.t", sample_schema)
     for i in range(5):
         t.write(make_rows(1, start=i))
-    ConsumerManager(t).record("job-1", 3)
+    ConsumerManager(t.store).record("job-1", 3)
     assert os.path.exists(os.path.join(t.path, "consumer", "consumer-job-1"))
     res = t.expire_snapshots(retain_max=1, retain_min=1)
     assert res.expired_snapshots == [1, 2]
     assert t.consumers()["job-1"].next_snapshot == 3
-    ConsumerManager(t).delete("job-1")
+    ConsumerManager(t.store).delete("job-1")
     assert t.expire_snapshots(retain_max=1, retain_min=1).expired_snapshots == [3, 4]
 
 

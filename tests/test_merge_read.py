@@ -206,8 +206,8 @@ def test_files_without_overlap_are_not_merged(catalog, monkeypatch):
     t.write(kv_rows(range(100, 200), 2.0, "b"))
     t.write(kv_rows([150], 0.0, "x"), row_kinds=["-D"])
     split = t.plan()[0]
-    assert merge_read.MergeReader(t, split.partition, split.bucket).disjoint(split.files[:2]) is not None
-    assert merge_read.MergeReader(t, split.partition, split.bucket).disjoint(split.files) is None
+    assert merge_read.MergeReader(t.store, split.partition, split.bucket).disjoint(split.files[:2]) is not None
+    assert merge_read.MergeReader(t.store, split.partition, split.bucket).disjoint(split.files) is None
     calls = []
     original = merge_read.MergeReader._read_overlapping
     monkeypatch.setattr(merge_read.MergeReader, "_read_overlapping",
@@ -250,9 +250,9 @@ def test_row_groups_are_skipped_by_key_statistics(catalog):
     t.write(kv_rows(range(0, 10_000, 3), 2.0, "b"))
     split = t.plan()[0]
     for f in split.files:  # rewrite each file with small row groups (same rows)
-        path = os.path.join(t.bucket_path(split.partition, split.bucket), f.file_name)
+        path = os.path.join(t.store.bucket_path(split.partition, split.bucket), f.file_name)
         pq.write_table(pq.read_table(path), path, row_group_size=500)
-    reader = merge_read.KVFileReader(t, t.kv_layout, os.path.join(t.bucket_path(split.partition, split.bucket),
+    reader = merge_read.KVFileReader(t.store, t.store.kv_layout, os.path.join(t.store.bucket_path(split.partition, split.bucket),
                                                                    split.files[0].file_name), split.files[0])
     try:
         assert reader.prune_row_groups(parse_filter("k = 4321", t.schema.arrow_schema()))

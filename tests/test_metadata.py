@@ -199,7 +199,7 @@ def test_corrupt_schema_is_reported(catalog, sample_schema):
 def test_corrupt_manifest_is_reported(catalog, sample_schema):
     t = _table_with_data(catalog, sample_schema)
     snap = t.latest_snapshot()
-    meta = t.manifest_io.read_manifest_list(snap.delta_manifest_list)[0]
+    meta = t.store.manifest_io.read_manifest_list(snap.delta_manifest_list)[0]
     path = os.path.join(t.path, "manifest", meta.file_name)
     data = open(path, "rb").read()
     open(path, "wb").write(data[: len(data) // 2])
@@ -251,13 +251,13 @@ def test_creation_time_is_local_wall_clock_as_java_writes_it(tmp_path):
     import sys
 
     code = (
-        "import time, pyarrow as pa; from paimon_lab import Catalog\n"
+        "import time, pyarrow as pa; from paimon_lab import Catalog; from paimon_lab.operation.scan import FileStoreScan\n"
         f"c = Catalog({str(tmp_path)!r}); c.create_database('db')\n"
         "t = c.create_table('db.t', pa.schema([('k', pa.int64())]), primary_keys=['k'], options={'bucket': '1'})\n"
         "a = c.create_table('db.a', pa.schema([('k', pa.int64())]))\n"
         "before = time.time() * 1000; t.write(pa.table({'k': [1]})); a.write(pa.table({'k': [1]})); after = time.time() * 1000\n"
         "for tab in (t, a):\n"
-        "    f = tab.store_scan().live_entries(tab.snapshot_manager.latest())[0].file\n"
+        "    f = FileStoreScan(tab.store).live_entries(tab.snapshot_manager.latest())[0].file\n"
         "    shift = 5.5 * 3600 * 1000\n"
         "    assert before + shift - 1000 <= f.creation_time_millis <= after + shift + 1000, (f.creation_time_millis, before)\n"
         "print('ok')\n")

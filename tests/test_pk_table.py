@@ -81,7 +81,7 @@ def test_upserts_across_commits_and_file_layout(catalog):
     assert d[10] == "a10" and d[60] == "b60" and d[149] == "b149"
     import pyarrow.parquet as pq
     f = t.plan()[0].files[0]
-    path = os.path.join(t.bucket_path(t.plan()[0].partition, t.plan()[0].bucket), f.file_name)
+    path = os.path.join(t.store.bucket_path(t.plan()[0].partition, t.plan()[0].bucket), f.file_name)
     assert pq.read_schema(path).names == ["_KEY_k", "_SEQUENCE_NUMBER", "_VALUE_KIND", "k", "v1", "v2"]
     levels = t.levels()
     assert set(levels["bucket"]) == {0, 1}
@@ -96,7 +96,7 @@ def test_thin_mode_files_have_no_key_columns(catalog):
     t.write(rows((1, 1.0, "x"), (2, 2.0, "y")))
     t.write(rows((1, 3.0, "z")))
     s = t.plan()[0]
-    path = os.path.join(t.bucket_path(s.partition, s.bucket), s.files[0].file_name)
+    path = os.path.join(t.store.bucket_path(s.partition, s.bucket), s.files[0].file_name)
     assert pq.read_schema(path).names == ["_SEQUENCE_NUMBER", "_VALUE_KIND", "k", "v1", "v2"]
     assert as_tuples(t.to_arrow()) == [(1, 3.0, "z"), (2, 2.0, "y")]
 
@@ -136,7 +136,7 @@ def test_partitioned_pk_table_with_bucket_key(catalog):
     assert out.num_rows == 80 and set(out["num_orders"].to_pylist()) == {2}
     # one shop's rows always share a bucket
     for s in t.plan():
-        shops = t.to_arrow(filter=f"dt = '{t.partition_codec.from_bytes(s.partition)[0]}'")
+        shops = t.to_arrow(filter=f"dt = '{t.store.partition_codec.from_bytes(s.partition)[0]}'")
         assert shops.num_rows == 40
     assert t.to_arrow(filter="dt = 'd2' AND user_id = 45")["num_orders"].to_pylist() == [2]
 
@@ -154,8 +154,8 @@ def test_full_compaction_commits_compact_snapshot(catalog):
     lv = t.levels()
     assert list(lv["level"]) == [5] and lv["row_count"].sum() == 20
     assert as_tuples(t.to_arrow()) == as_tuples(before)
-    delta = t.manifest_io.read_manifest_list(snap.delta_manifest_list)
-    kinds = [e.kind for m in delta for e in t.manifest_io.read_manifest(m.file_name)]
+    delta = t.store.manifest_io.read_manifest_list(snap.delta_manifest_list)
+    kinds = [e.kind for m in delta for e in t.store.manifest_io.read_manifest(m.file_name)]
     assert kinds.count(1) == 3 and kinds.count(0) == 1  # DELETE the three level-0 files, ADD one
     assert t.compact(full=True) is None  # nothing left to do
 
@@ -214,7 +214,7 @@ def test_input_changelog_producer(catalog):
     assert changelog(t) == [("+I", 1, "a"), ("+I", 2, "b"), ("-U", 1, "a"), ("+U", 1, "c")]
     snap = t.snapshot(2)
     assert snap.changelog_manifest_list and snap.changelog_record_count == 2
-    files = [f for f in os.listdir(t.bucket_path(t.partition_codec.to_bytes(()), 0)) if f.startswith("changelog-")]
+    files = [f for f in os.listdir(t.store.bucket_path(t.store.partition_codec.to_bytes(()), 0)) if f.startswith("changelog-")]
     assert len(files) == 2
 
 
@@ -274,15 +274,15 @@ def test_dynamic_bucket_opens_buckets_at_target_row_num(catalog):
     assert sorted(lv.groupby("bucket")["row_count"].sum().tolist()) == [50, 100, 100]
     snap = t.latest_snapshot()
     assert snap.index_manifest and snap.index_manifest.startswith("index-manifest-")
-    from paimon_lab.operation.dynamic_bucket import live_index_entries
-    entries = live_index_entries(t)
+    from paimon_lab.store.index_files import live_index_entries
+    entries = live_index_entries(t.store)
     assert sorted((e.bucket, e.index_file.row_count) for e in entries) == [(0, 100), (1, 100), (2, 50)]
     assert all(e.index_file.index_type == "HASH" for e in entries)
     # existing keys stay in their bucket; new keys fill the open bucket
     t.write(rows(*[(i, -1.0, "b") for i in range(200, 300)]))
     lv = t.levels()
     assert t.to_arrow().num_rows == 300
-    entries = live_index_entries(t)
+    entries = live_index_entries(t.store)
     assert sorted((e.bucket, e.index_file.row_count) for e in entries) == [(0, 100), (1, 100), (2, 100)]
     got = {r["k"]: r["v2"] for r in t.to_arrow().to_pylist()}
     assert got[0] == "a" and got[200] == "b" and got[299] == "b"
@@ -298,8 +298,8 @@ def test_dynamic_bucket_partitioned_keeps_index_per_partition(catalog):
     t.write(data.set_column(2, "v", pa.array([100] * 30, pa.int64())))
     out = t.to_arrow()
     assert out.num_rows == 30 and set(out["v"].to_pylist()) == {100}
-    from paimon_lab.operation.dynamic_bucket import live_index_entries
-    assert len(live_index_entries(t)) == 4  # two buckets in each partition
+    from paimon_lab.store.index_files import live_index_entries
+    assert len(live_index_entries(t.store)) == 4  # two buckets in each partition
 
 
 def _cross_table(catalog, engine, **extra):
@@ -358,8 +358,8 @@ def test_deletion_vectors_mark_old_rows_instead_of_merging(catalog):
     got = {r["k"]: r["v2"] for r in t.to_arrow().to_pylist()}
     assert len(got) == 10 and got[3] == "new" and got[7] == "new" and got[0] == "old"
     snap = t.latest_snapshot()
-    from paimon_lab.operation.dynamic_bucket import live_index_entries
-    entries = live_index_entries(t, "DELETION_VECTORS")
+    from paimon_lab.store.index_files import live_index_entries
+    entries = live_index_entries(t.store, "DELETION_VECTORS")
     assert len(entries) == 1 and entries[0].index_file.dv_range_map()[dvs.iloc[0]["file_name"]].cardinality == 2
     # deletes too; time travel sees the older deletion vectors
     t.write(rows((0, 0.0, "x")), row_kinds=["-D"])

@@ -18,6 +18,7 @@ pytest.importorskip("pyspark", reason="PySpark is not installed")
 
 from paimon_lab import Catalog  # noqa: E402
 from paimon_lab import spark as ps  # noqa: E402
+from paimon_lab.operation.scan import FileStoreScan
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +83,7 @@ def data_files(table) -> set[str]:
 
 def live_files(table) -> set[str]:
     snap = table.latest_snapshot()
-    return {e.file.file_name for e in table.store_scan().live_entries(snap)} if snap else set()
+    return {e.file.file_name for e in FileStoreScan(table.store).live_entries(snap)} if snap else set()
 
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("score", pa.float64()),
@@ -232,9 +233,9 @@ def test_plain_write_of_many_tasks_gives_one_writers_result(spark, wh, cat, kind
             assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])), ranges
     assert data_files(t) >= live_files(t)
     if kind == "pk-dynamic":  # the merged HASH index holds every key once
-        from paimon_lab.operation.dynamic_bucket import live_index_entries
+        from paimon_lab.store.index_files import live_index_entries
 
-        assert sum(e.index_file.row_count for e in live_index_entries(t, "HASH")) == 37
+        assert sum(e.index_file.row_count for e in live_index_entries(t.store, "HASH")) == 37
 
 
 def test_plain_write_moves_keys_across_partitions(spark, wh, cat):
@@ -623,7 +624,7 @@ t = time.time(); out["read2"] = agg(); out["read2_s"] = time.time() - t
 table = cat.get_table("db.pk")
 out["kinds"] = [s.commit_kind for s in table.snapshots()]
 out["levels"] = sorted(set(table.levels().level.tolist()))
-out["top"] = table.kv_layout_num_levels() - 1
+out["top"] = table.store.num_levels - 1
 out["workers"] = sorted(set(spark.sparkContext.parallelize(range(4), 4).map(lambda _: sys.executable).collect()))
 out["executors"] = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
 spark.stop()
@@ -700,7 +701,7 @@ def test_distributed_compaction_makes_one_compact_snapshot(pypaimon, spark, wh, 
     assert len(snaps) == n + 1 and snaps[-1].id == sid and snaps[-1].commit_kind == "COMPACT"
     assert rows_of(t.to_arrow()) == before == py_rows(pypaimon, wh, "db.c")
     levels = t.levels()
-    assert len(levels) == 4 and set(levels.level) == {t.kv_layout_num_levels() - 1}  # 2 partitions x 2 buckets
+    assert len(levels) == 4 and set(levels.level) == {t.store.num_levels - 1}  # 2 partitions x 2 buckets
     assert ps.compact(spark, "db.c", wh, full=True) is None  # nothing left to do
 
     a = cat.create_table("db.ca", pa.schema([("id", pa.int64()), ("dt", pa.string())]), partition_keys=["dt"])

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from paimon_lab import Catalog, SchemaChange
 from paimon_lab.core.consumer import ConsumerManager
 from paimon_lab.errors import InvalidIdentifierError, PaimonLabError, SchemaError
-from paimon_lab.system_tables import (GLOBAL_SYSTEM_TABLES, SYSTEM_TABLES, analyze, catalog_system_table,
-                                      column_statistics, parse_system_identifier, read_statistics,
-                                      system_table)
+from paimon_lab.system_tables import (GLOBAL_SYSTEM_TABLES, SYSTEM_TABLES, catalog_system_table,
+                                      column_statistics, parse_system_identifier, read_statistics)
 from paimon_lab.core.types import DataField, parse_type
+from paimon_lab.operation.scan import FileStoreScan
 
 # The columns of each system table, in order, as the seed's SELECT * examples print them.
 SEED_COLUMNS = {
@@ -82,7 +82,7 @@ def append_table(catalog):
     t.write(rows(range(6, 8), "a"))      # 3
     assert t.compact(full=True) == 4     # 4: partition a's two files -> one
     t.create_branch("b1", tag="t1")
-    ConsumerManager(t).record("c1", 3)
+    ConsumerManager(t.store).record("c1", 3)
     return t
 
 
@@ -128,7 +128,7 @@ def test_parsed_identifier_opens_the_table(append_table, catalog):
     ident, system = parse_system_identifier("`db`.`a$branch_b1$snapshots`")
     branch = catalog.get_table(ident)
     assert branch.branch == "b1"
-    assert system_table(branch, system).column("snapshot_id").to_pylist() == [2]
+    assert branch.system(system).column("snapshot_id").to_pylist() == [2]
 
 
 # ====================================================================== shape
@@ -136,43 +136,43 @@ def test_parsed_identifier_opens_the_table(append_table, catalog):
 def test_names_and_columns_match_the_seed(append_table):
     assert set(SYSTEM_TABLES) == set(SEED_COLUMNS) | {"audit_log", "binlog", "ro"}
     for name, columns in SEED_COLUMNS.items():
-        assert system_table(append_table, name).column_names == columns, name
-    assert system_table(append_table, "audit_log").column_names == ["rowkind"] + APPEND_SCHEMA.names
-    assert system_table(append_table, "binlog").column_names == ["rowkind"] + APPEND_SCHEMA.names
-    assert system_table(append_table, "ro").column_names == APPEND_SCHEMA.names
+        assert append_table.system(name).column_names == columns, name
+    assert append_table.system("audit_log").column_names == ["rowkind"] + APPEND_SCHEMA.names
+    assert append_table.system("binlog").column_names == ["rowkind"] + APPEND_SCHEMA.names
+    assert append_table.system("ro").column_names == APPEND_SCHEMA.names
 
 
 def test_empty_table_gives_empty_system_tables(catalog):
     t = catalog.create_table("db.e", PK_SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
                              options={"bucket": "1"})
     for name in SYSTEM_TABLES:
-        out = system_table(t, name)
+        out = t.system(name)
         if name in ("options", "schemas", "aggregation_fields"):
             assert out.num_rows > 0, name
         else:
             assert out.num_rows == 0, name
         if name in SEED_COLUMNS:
             assert out.column_names == SEED_COLUMNS[name]
-    assert analyze(t) is None
+    assert t.analyze() is None
 
 
 def test_bad_arguments(append_table):
     with pytest.raises(PaimonLabError, match="Unknown system table"):
-        system_table(append_table, "nope")
+        append_table.system("nope")
     with pytest.raises(PaimonLabError, match="does not read a snapshot"):
-        system_table(append_table, "options", snapshot_id=1)
+        append_table.system("options", snapshot_id=1)
     with pytest.raises(PaimonLabError):
-        system_table(append_table, "files", snapshot_id=1, tag="t1")
+        append_table.system("files", snapshot_id=1, tag="t1")
     with pytest.raises(PaimonLabError, match="start_snapshot"):
-        system_table(append_table, "files", start_snapshot=1)
-    assert system_table(append_table, "$Snapshots").num_rows == 4  # '$' and case are tolerated
+        append_table.system("files", start_snapshot=1)
+    assert append_table.system("$Snapshots").num_rows == 4  # '$' and case are tolerated
 
 
 # ====================================================================== append table
 
 def test_snapshots(append_table):
     t = append_table
-    out = system_table(t, "snapshots")
+    out = t.system("snapshots")
     assert out.column("snapshot_id").to_pylist() == [1, 2, 3, 4]
     assert out.column("commit_kind").to_pylist() == ["APPEND", "APPEND", "APPEND", "COMPACT"]
     assert out.column("total_record_count").to_pylist() == [4, 6, 8, 8]
@@ -190,8 +190,8 @@ def test_snapshots(append_table):
 
 def test_files_latest_and_time_travel(append_table):
     t = append_table
-    out = system_table(t, "files")
-    assert out.num_rows == len(t.store_scan().live_entries(t.latest_snapshot())) == 2
+    out = t.system("files")
+    assert out.num_rows == len(FileStoreScan(t.store).live_entries(t.latest_snapshot())) == 2
     by_part = {r["partition"]: r for r in out.to_pylist()}
     assert set(by_part) == {"[a]", "[b]"}
     a = by_part["[a]"]
@@ -204,9 +204,9 @@ def test_files_latest_and_time_travel(append_table):
     assert a["min_key"] is None and a["max_key"] is None  # append files have no keys
     assert isinstance(a["creation_time"], dt.datetime)
     # time travel: snapshot 1 had one file of partition a, the tag two files
-    first = system_table(t, "files", snapshot_id=1).to_pylist()
+    first = t.system("files", snapshot_id=1).to_pylist()
     assert [(r["partition"], r["record_count"]) for r in first] == [("[a]", 4)]
-    tagged = system_table(t, "files", tag="t1")
+    tagged = t.system("files", tag="t1")
     assert sorted(tagged.column("partition").to_pylist()) == ["[a]", "[b]"]
     assert sum(tagged.column("record_count").to_pylist()) == 6
 
@@ -216,7 +216,7 @@ def test_files_stats_after_schema_evolution(append_table):
     t.alter(SchemaChange.add_column("extra", "STRING"), SchemaChange.rename_column("name", "label"))
     t.write(pa.table({"id": [9], "label": ["z"], "value": [None], "dt": ["b"], "extra": ["e"]},
                      schema=t.schema.arrow_schema()))
-    out = {(r["partition"], r["record_count"]): r for r in system_table(t, "files").to_pylist()}
+    out = {(r["partition"], r["record_count"]): r for r in t.system("files").to_pylist()}
     old = out[("[a]", 6)]  # written before 'extra' existed: all 6 rows are null there
     assert parse_java_map(old["null_value_counts"]) == {"dt": "0", "id": "0", "label": "0", "value": "0",
                                                         "extra": "6"}
@@ -226,7 +226,7 @@ def test_files_stats_after_schema_evolution(append_table):
     assert parse_java_map(new["min_value_stats"]) == {"dt": "b", "extra": "e", "id": "9", "label": "z",
                                                       "value": "null"}
     assert parse_java_map(new["null_value_counts"])["value"] == "1"
-    schemas = system_table(t, "schemas").to_pylist()
+    schemas = t.system("schemas").to_pylist()
     assert [s["schema_id"] for s in schemas] == [0, 1]
     assert [f["name"] for f in json.loads(schemas[1]["fields"])] == ["id", "label", "value", "dt", "extra"]
     assert json.loads(schemas[0]["fields"])[1] == {"id": 1, "name": "name", "type": "STRING"}
@@ -237,19 +237,19 @@ def test_files_stats_after_schema_evolution(append_table):
 
 def test_partitions_buckets_manifests(append_table):
     t = append_table
-    files = system_table(t, "files").to_pylist()
-    parts = system_table(t, "partitions").to_pylist()
+    files = t.system("files").to_pylist()
+    parts = t.system("partitions").to_pylist()
     assert [(p["partition"], p["record_count"], p["file_count"]) for p in parts] == [("[a]", 6, 1), ("[b]", 2, 1)]
     for p in parts:
         mine = [f for f in files if f["partition"] == p["partition"]]
         assert p["file_size_in_bytes"] == sum(f["file_size_in_bytes"] for f in mine)
         assert p["last_update_time"] == max(f["creation_time"] for f in mine)
-    buckets = system_table(t, "buckets").to_pylist()
+    buckets = t.system("buckets").to_pylist()
     assert [(b["partition"], b["bucket"], b["record_count"], b["file_count"]) for b in buckets] == \
         [("[a]", 0, 6, 1), ("[b]", 0, 2, 1)]
     # manifests: the latest snapshot's base + delta manifests; adds minus deletes = live files
-    manifests = system_table(t, "manifests").to_pylist()
-    names = [m.file_name for m in t.store_scan().manifests(t.latest_snapshot())]
+    manifests = t.system("manifests").to_pylist()
+    names = [m.file_name for m in FileStoreScan(t.store).manifests(t.latest_snapshot())]
     assert [m["file_name"] for m in manifests] == names
     assert sum(m["num_added_files"] - m["num_deleted_files"] for m in manifests) == 2
     assert any(m["num_deleted_files"] > 0 for m in manifests)  # the compaction's DELETEs
@@ -257,46 +257,46 @@ def test_partitions_buckets_manifests(append_table):
                for m in manifests)
     # at snapshot 1 / tag t1
     assert [(m["num_added_files"], m["num_deleted_files"]) for m in
-            system_table(t, "manifests", snapshot_id=1).to_pylist()] == [(1, 0)]
-    assert len(system_table(t, "manifests", tag="t1")) == 2
-    assert system_table(t, "partitions", tag="t1").column("record_count").to_pylist() == [4, 2]
-    assert system_table(t, "buckets", snapshot_id=1).column("partition").to_pylist() == ["[a]"]
+            t.system("manifests", snapshot_id=1).to_pylist()] == [(1, 0)]
+    assert len(t.system("manifests", tag="t1")) == 2
+    assert t.system("partitions", tag="t1").column("record_count").to_pylist() == [4, 2]
+    assert t.system("buckets", snapshot_id=1).column("partition").to_pylist() == ["[a]"]
 
 
 def test_tags_branches_consumers_options(append_table):
     t = append_table
     t.create_tag("t2", 3)
-    tags = system_table(t, "tags").to_pylist()
+    tags = t.system("tags").to_pylist()
     assert [(r["tag_name"], r["snapshot_id"], r["schema_id"], r["record_count"], r["branches"]) for r in tags] == \
         [("t1", 2, 0, 6, "[b1]"), ("t2", 3, 0, 8, "[]")]
     assert tags[0]["commit_time"] == dt.datetime(1970, 1, 1) + dt.timedelta(
         milliseconds=t.snapshot(2).time_millis)
-    branches = system_table(t, "branches").to_pylist()
+    branches = t.system("branches").to_pylist()
     assert [b["branch_name"] for b in branches] == ["b1"]
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     assert abs(branches[0]["create_time"] - now) < dt.timedelta(minutes=5)
-    assert system_table(t, "consumers").to_pylist() == [{"consumer_id": "c1", "next_snapshot_id": 3}]
-    assert system_table(t, "options").to_pylist() == [{"key": "snapshot.num-retained.min", "value": "20"}]
+    assert t.system("consumers").to_pylist() == [{"consumer_id": "c1", "next_snapshot_id": 3}]
+    assert t.system("options").to_pylist() == [{"key": "snapshot.num-retained.min", "value": "20"}]
     # the branch sees its own snapshots and tags
     b1 = t.on_branch("b1")
-    assert system_table(b1, "snapshots").column("snapshot_id").to_pylist() == [2]
-    assert system_table(b1, "tags").column("tag_name").to_pylist() == ["t1"]
+    assert b1.system("snapshots").column("snapshot_id").to_pylist() == [2]
+    assert b1.system("tags").column("tag_name").to_pylist() == ["t1"]
 
 
 def test_append_audit_log_binlog_ro(append_table):
     t = append_table
     data = t.to_arrow()
-    audit = system_table(t, "audit_log")
+    audit = t.system("audit_log")
     assert set(audit.column("rowkind").to_pylist()) == {"+I"} and audit.num_rows == data.num_rows
     assert sorted_rows(audit.drop_columns(["rowkind"]), ["id"]) == sorted_rows(data, ["id"])
-    assert sorted_rows(system_table(t, "ro"), ["id"]) == sorted_rows(data, ["id"])
-    binlog = system_table(t, "binlog")
+    assert sorted_rows(t.system("ro"), ["id"]) == sorted_rows(data, ["id"])
+    binlog = t.system("binlog")
     assert binlog.schema.field("id").type == pa.list_(pa.int64())
     assert sorted(v[0] for v in binlog.column("id").to_pylist()) == list(range(8))
-    assert system_table(t, "audit_log", tag="t1").num_rows == 6
-    assert system_table(t, "ro", snapshot_id=1).num_rows == 4
+    assert t.system("audit_log", tag="t1").num_rows == 6
+    assert t.system("ro", snapshot_id=1).num_rows == 4
     # incremental: the rows appended after snapshot 2
-    changed = system_table(t, "audit_log", start_snapshot=2)
+    changed = t.system("audit_log", start_snapshot=2)
     assert changed.column("id").to_pylist() == [6, 7] and set(changed.column("rowkind").to_pylist()) == {"+I"}
 
 
@@ -304,28 +304,28 @@ def test_append_audit_log_binlog_ro(append_table):
 
 def test_pk_audit_log_keeps_row_kinds(pk_table):
     t = pk_table
-    audit = system_table(t, "audit_log")
+    audit = t.system("audit_log")
     kinds = {(r["id"], r["dt"]): (r["rowkind"], r["v"]) for r in audit.to_pylist()}
     # batch read of the merged rows with their kinds; the delete is kept until compaction drops it
     assert kinds == {(1, "x"): ("+U", "A"), (2, "x"): ("-D", "b"), (3, "y"): ("+I", None), (4, "y"): ("+I", "d")}
-    binlog = {(r["id"][0], r["dt"][0]): (r["rowkind"], r["v"]) for r in system_table(t, "binlog").to_pylist()}
+    binlog = {(r["id"][0], r["dt"][0]): (r["rowkind"], r["v"]) for r in t.system("binlog").to_pylist()}
     assert binlog == {(1, "x"): ("+U", ["A"]), (2, "x"): ("-D", ["b"]), (3, "y"): ("+I", [None]),
                       (4, "y"): ("+I", ["d"])}
-    assert system_table(t, "ro").num_rows == 0  # nothing compacted into the top level yet
+    assert t.system("ro").num_rows == 0  # nothing compacted into the top level yet
     t.compact(full=True)
-    audit = {r["id"]: r["rowkind"] for r in system_table(t, "audit_log").to_pylist()}
+    audit = {r["id"]: r["rowkind"] for r in t.system("audit_log").to_pylist()}
     assert audit == {1: "+U", 3: "+I", 4: "+I"}
-    ro = system_table(t, "ro")
+    ro = t.system("ro")
     assert sorted_rows(ro, ["id"]) == sorted_rows(t.to_arrow(), ["id"])
     # after another write $ro still shows only the compacted top level
     t.write(pa.table({"id": [5], "v": ["e"], "dt": ["x"]}, schema=PK_SCHEMA))
-    assert sorted(system_table(t, "ro").column("id").to_pylist()) == [1, 3, 4]
+    assert sorted(t.system("ro").column("id").to_pylist()) == [1, 3, 4]
     assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 3, 4, 5]
 
 
 def test_pk_files_keys_levels_and_stats(pk_table):
     t = pk_table
-    files = system_table(t, "files").to_pylist()
+    files = t.system("files").to_pylist()
     assert len(files) == 5 and {f["level"] for f in files} == {0}
     first = [f for f in files if f["partition"] == "[x]" and f["min_sequence_number"] == 0][0]
     assert (first["min_key"], first["max_key"]) == ("[1]", "[2]")  # trimmed primary key: id
@@ -334,8 +334,8 @@ def test_pk_files_keys_levels_and_stats(pk_table):
     assert only_null["null_value_counts"] == "{dt=0, id=0, v=1}"
     assert only_null["min_value_stats"] == "{dt=y, id=3, v=null}"
     t.compact(full=True)
-    top = t.kv_layout_num_levels() - 1
-    files = system_table(t, "files").to_pylist()
+    top = t.store.num_levels - 1
+    files = t.system("files").to_pylist()
     assert {f["level"] for f in files} == {top}
     assert sum(f["record_count"] for f in files) == 3
     assert sorted(f["min_key"] for f in files) == ["[1]", "[3]", "[4]"]
@@ -346,12 +346,12 @@ def test_binlog_packs_update_pairs(catalog):
                              primary_keys=["id"], options={"bucket": "1", "changelog-producer": "input"})
     t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}))
     t.write(pa.table({"id": [1, 1, 2], "v": ["a", "A", "b"]}), row_kinds=["-U", "+U", "-D"])
-    audit = system_table(t, "audit_log", start_snapshot=0)
+    audit = t.system("audit_log", start_snapshot=0)
     assert audit.column("rowkind").to_pylist() == ["+I", "+I", "-U", "+U", "-D"]
-    binlog = system_table(t, "binlog", start_snapshot=0).to_pylist()
+    binlog = t.system("binlog", start_snapshot=0).to_pylist()
     assert binlog == [{"rowkind": "+I", "id": [1], "v": ["a"]}, {"rowkind": "+I", "id": [2], "v": ["b"]},
                       {"rowkind": "+U", "id": [1, 1], "v": ["a", "A"]}, {"rowkind": "-D", "id": [2], "v": ["b"]}]
-    assert system_table(t, "binlog", start_snapshot=1, snapshot_id=1).num_rows == 0
+    assert t.system("binlog", start_snapshot=1, snapshot_id=1).num_rows == 0
 
 
 def test_deletion_vectors_table_indexes(catalog):
@@ -361,7 +361,7 @@ def test_deletion_vectors_table_indexes(catalog):
     t.write(pa.table({"id": [1, 4], "v": ["A", "d"], "dt": ["x", "y"]}, schema=PK_SCHEMA))
     t.compact(full=True)
     t.write(pa.table({"id": [3], "v": ["C"], "dt": ["y"]}, schema=PK_SCHEMA))
-    out = system_table(t, "table_indexes")
+    out = t.system("table_indexes")
     assert out.column_names == SEED_COLUMNS["table_indexes"]
     dv_rows = [r for r in out.to_pylist() if r["index_type"] == "DELETION_VECTORS"]
     expected = {(str([v for v in p.values()]).replace("'", ""), b, name, card)
@@ -369,14 +369,14 @@ def test_deletion_vectors_table_indexes(catalog):
                 .itertuples(index=False)}
     got = {(r["partition"], r["bucket"], d["f0"], d["_CARDINALITY"]) for r in dv_rows for d in r["dv_ranges"]}
     assert got == expected and got
-    live = {os.path.basename(p) for p in system_table(t, "files").column("file_path").to_pylist()}
+    live = {os.path.basename(p) for p in t.system("files").column("file_path").to_pylist()}
     for r in dv_rows:
         path = os.path.join(t.path, "index", r["file_name"])
         assert os.path.getsize(path) == r["file_size"]
         assert r["row_count"] == len(r["dv_ranges"])
         assert all(d["f0"] in live for d in r["dv_ranges"])
     # the audit log of a DV table is the merged rows (old versions masked by the vectors)
-    audit = system_table(t, "audit_log")
+    audit = t.system("audit_log")
     assert sorted_rows(audit.drop_columns(["rowkind"]), ["id"]) == sorted_rows(t.to_arrow(), ["id"])
 
 
@@ -384,12 +384,12 @@ def test_dynamic_bucket_hash_indexes(catalog):
     t = catalog.create_table("db.h", PK_SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
                              options={"bucket": "-1", "dynamic-bucket.target-row-num": "2"})
     t.write(pa.table({"id": [1, 2, 3, 4, 5], "v": list("abcde"), "dt": ["x"] * 4 + ["y"]}, schema=PK_SCHEMA))
-    out = system_table(t, "table_indexes").to_pylist()
+    out = t.system("table_indexes").to_pylist()
     assert {r["index_type"] for r in out} == {"HASH"}
     assert all(r["dv_ranges"] is None for r in out)
     assert sorted((r["partition"], r["bucket"], r["row_count"]) for r in out) == \
         [("[x]", 0, 2), ("[x]", 1, 2), ("[y]", 0, 1)]
-    buckets = system_table(t, "buckets").to_pylist()
+    buckets = t.system("buckets").to_pylist()
     assert sorted((b["partition"], b["bucket"], b["record_count"]) for b in buckets) == \
         [("[x]", 0, 2), ("[x]", 1, 2), ("[y]", 0, 1)]
 
@@ -400,7 +400,7 @@ def test_aggregation_fields(catalog):
     t = catalog.create_table("db.agg", schema, primary_keys=["product_id"], options={
         "merge-engine": "aggregation", "fields.price.ignore-retract": "true",
         "fields.price.aggregate-function": "count", "fields.sales.aggregate-function": "sum"})
-    out = system_table(t, "aggregation_fields").to_pylist()
+    out = t.system("aggregation_fields").to_pylist()
     assert out == [
         {"field_name": "product_id", "field_type": "BIGINT NOT NULL", "function": "[]", "function_options": "[]",
          "comment": None},
@@ -418,12 +418,12 @@ def test_partition_and_key_rendering(catalog):
                              options={"bucket": "1"})
     t.write(pa.table({"k": [7], "d": [dt.date(2024, 10, 1)], "n": [3], "f": [1e10],
                       "ts": [dt.datetime(2024, 1, 2, 3, 4, 5, 600000)]}, schema=schema))
-    row = system_table(t, "files").to_pylist()[0]
+    row = t.system("files").to_pylist()[0]
     assert row["partition"] == "[2024-10-01, 3]"
     assert row["min_key"] == "[7]"
     stats = parse_java_map(row["min_value_stats"])
     assert stats == {"d": "19997", "f": "1.0E10", "k": "7", "n": "3", "ts": "2024-01-02T03:04:05.600"}
-    assert system_table(t, "partitions").column("partition").to_pylist() == ["[2024-10-01, 3]"]
+    assert t.system("partitions").column("partition").to_pylist() == ["[2024-10-01, 3]"]
 
 
 # ====================================================================== ANALYZE and $statistics
@@ -458,18 +458,18 @@ def test_analyze_writes_statistics_and_commits_analyze(catalog):
     t = analyze_table(catalog)
     before = t.to_arrow()
     latest = t.latest_snapshot()
-    sid = analyze(t)
+    sid = t.analyze()
     assert sid == latest.id + 1
     snap = t.latest_snapshot()
     assert snap.commit_kind == "ANALYZE" and snap.statistics.startswith("stat-")
     assert snap.total_record_count == latest.total_record_count and snap.delta_record_count == 0
     assert snap.index_manifest == latest.index_manifest
-    assert t.store_scan().manifests(snap) == t.store_scan().manifests(latest)  # same files, empty delta
+    assert FileStoreScan(t.store).manifests(snap) == FileStoreScan(t.store).manifests(latest)  # same files, empty delta
     path = os.path.join(t.path, "statistics", snap.statistics)
     raw = json.loads(open(path).read())
     assert list(raw) == ["snapshotId", "schemaId", "mergedRecordCount", "mergedRecordSize", "colStats"]
     assert raw["snapshotId"] == latest.id and raw["schemaId"] == 0 and raw["mergedRecordCount"] == 4
-    total_size = sum(e.file.file_size for e in t.store_scan().live_entries(latest))
+    total_size = sum(e.file.file_size for e in FileStoreScan(t.store).live_entries(latest))
     assert raw["mergedRecordSize"] == int(total_size * 4 / latest.total_record_count)
     cs = raw["colStats"]
     # The ColStats Paimon's Flink ANALYZE IT case expects for these rows.
@@ -488,44 +488,44 @@ def test_analyze_writes_statistics_and_commits_analyze(catalog):
                                    "max": "2024-01-02 05:00:00.000000", "nullCount": 1}
     assert cs["tinyint_col"] == {"colId": 11, "distinctCount": 2, "min": "1", "max": "2", "nullCount": 2}
     assert cs["smallint_col"] == {"colId": 12, "distinctCount": 2, "min": "2", "max": "4", "nullCount": 0}
-    assert read_statistics(t) == raw
+    assert read_statistics(t.store) == raw
     # $statistics reads the file the latest snapshot names
-    stats = system_table(t, "statistics").to_pylist()
+    stats = t.system("statistics").to_pylist()
     assert len(stats) == 1
     row = stats[0]
     assert (row["snapshot_id"], row["schema_id"], row["mergedRecordCount"], row["mergedRecordSize"]) == \
         (latest.id, 0, 4, raw["mergedRecordSize"])
     assert json.loads(row["colstat"]) == cs
-    assert system_table(t, "statistics", snapshot_id=latest.id).num_rows == 0  # before ANALYZE
-    assert system_table(t, "snapshots").column("commit_kind").to_pylist()[-1] == "ANALYZE"
+    assert t.system("statistics", snapshot_id=latest.id).num_rows == 0  # before ANALYZE
+    assert t.system("snapshots").column("commit_kind").to_pylist()[-1] == "ANALYZE"
     assert t.to_arrow().equals(before)  # data unchanged
 
 
 def test_analyze_column_selection(catalog):
     t = analyze_table(catalog)
-    analyze(t, [])
-    assert read_statistics(t)["colStats"] == {}
-    assert system_table(t, "statistics").column("colstat").to_pylist() == ["{}"]
-    analyze(t, ["int_col", "name"])
-    assert set(read_statistics(t)["colStats"]) == {"int_col", "name"}
+    t.analyze([])
+    assert read_statistics(t.store)["colStats"] == {}
+    assert t.system("statistics").column("colstat").to_pylist() == ["{}"]
+    t.analyze(["int_col", "name"])
+    assert set(read_statistics(t.store)["colStats"]) == {"int_col", "name"}
     assert [s.commit_kind for s in t.snapshots()][-2:] == ["ANALYZE", "ANALYZE"]
     with pytest.raises(SchemaError):
-        analyze(t, ["nope"])
+        t.analyze(["nope"])
 
 
 def test_analyze_rejects_unsupported_types(catalog):
     t = catalog.create_table("db.n", pa.schema([("a", pa.list_(pa.int32())), ("b", pa.int32())]))
     t.write(pa.table({"a": [[1]], "b": [1]}, schema=pa.schema([("a", pa.list_(pa.int32())), ("b", pa.int32())])))
     with pytest.raises(SchemaError, match="not supported"):
-        analyze(t, ["a"])
-    analyze(t)  # all columns: the unsupported one is left out
-    assert set(read_statistics(t)["colStats"]) == {"b"}
+        t.analyze(["a"])
+    t.analyze()  # all columns: the unsupported one is left out
+    assert set(read_statistics(t.store)["colStats"]) == {"b"}
 
 
 def test_analyzed_table_is_readable_by_pypaimon(lab_catalog, py_catalog):
     t = lab_catalog.create_table("db.s", APPEND_SCHEMA, partition_keys=["dt"])
     t.write(rows(range(5), "a"))
-    analyze(t)
+    t.analyze()
     t.write(rows(range(5, 7), "b"))  # a commit after the ANALYZE snapshot
     got = py_catalog.read_table("db.s")
     assert sorted(got.column("id").to_pylist()) == list(range(7))
@@ -614,7 +614,7 @@ def _build_interop_tables(lab_catalog):
     a.write(rows(range(6, 8), "a"))
     a.compact(full=True)
     a.create_branch("b1", tag="t1")
-    ConsumerManager(a).record("c1", 3)
+    ConsumerManager(a.store).record("c1", 3)
     a.alter(SchemaChange.set_option("snapshot.num-retained.min", "20"))
     p = lab_catalog.create_table("db.p", PK_SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
                                  options={"bucket": "2", "deletion-vectors.enabled": "true"})
@@ -633,7 +633,7 @@ def test_matches_pypaimon(lab_catalog, py_catalog, name):
     ident = f"db.{name}"
 
     def ours(n):
-        return system_table(t, n)
+        return t.system(n)
 
     def theirs(n):
         return py_read(py_catalog, f"{ident}${n}")

@@ -20,7 +20,7 @@ from paimon_lab.core.key_value import (INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, VA
                                      is_retract)
 
 if TYPE_CHECKING:
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 
 def drop_retracts(kv: pa.Table) -> pa.Table:
@@ -38,10 +38,10 @@ def concat_kv(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:
 class BucketFiles:
     """Reads the KV files of one partition and bucket of a table."""
 
-    def __init__(self, table: "Table", layout: KeyValueLayout, partition: bytes, bucket: int):
-        self.table, self.layout = table, layout
+    def __init__(self, store: "FileStore", layout: KeyValueLayout, partition: bytes, bucket: int):
+        self.store, self.layout = store, layout
         self.partition, self.bucket = partition, bucket
-        self.directory = table.bucket_path(partition, bucket)
+        self.directory = store.bucket_path(partition, bucket)
 
     def path(self, f: DataFileMeta) -> str:
         return f.external_path or join(self.directory, f.file_name)
@@ -52,7 +52,7 @@ class BucketFiles:
         return concat_kv([self.read_file(f, dvs, key_range) for f in files], self.layout.arrow_schema)
 
     def read_file(self, f: DataFileMeta, dvs: dict | None = None, key_range: tuple | None = None) -> pa.Table:
-        t = self.table
+        t = self.store
         schema = t.schema_for(f.schema_id)
         expr = None
         if key_range is not None:
@@ -157,7 +157,7 @@ class CompactRewriter:
             if drop_delete:
                 merged = drop_retracts(merged)
             return merged, self.write(merged, output_level)
-        t = self.files.table
+        t = self.files.store
         writer = self.layout.writer(t.file_io, t.schema.core, output_level, self.next_path, FILE_SOURCE_COMPACT)
         try:
             for key_range in self._key_ranges(input_files, -(-total // self.max_rows)):
@@ -170,7 +170,7 @@ class CompactRewriter:
 
     def _key_ranges(self, files: list[DataFileMeta], slices: int) -> list[tuple]:
         """[low, high) ranges of the first key column that split the rows into about ``slices`` parts."""
-        t = self.files.table
+        t = self.files.store
         samples = []
         step = max(1, sum(f.row_count for f in files) // (slices * 64))
         for f in files:
@@ -188,7 +188,7 @@ class CompactRewriter:
     def write(self, merged: pa.Table, output_level: int) -> list[DataFileMeta]:
         if merged.num_rows == 0:
             return []
-        t = self.files.table
+        t = self.files.store
         return self.layout.write_sorted(t.file_io, merged, t.schema.core, output_level, self.next_path,
                                         FILE_SOURCE_COMPACT)
 

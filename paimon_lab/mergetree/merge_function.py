@@ -785,3 +785,8 @@ def _sequence_groups(schema, fixed: Sequence[str]) -> list[SequenceGroup]:
                               f"needs the column in a sequence group ('fields.<seq>.sequence-group')")
         group.aggregators[f.name] = create_field_aggregator(f.name, f.type, function, options)
     return groups
+
+
+def merge_function_of(store) -> "MergeFunction":
+    """The merge function of a store's current schema (kept until the schema changes)."""
+    return store.derived("merge_function", merge_function_for)

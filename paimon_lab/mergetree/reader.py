@@ -43,7 +43,7 @@ from paimon_lab.mergetree.merge_function import DeduplicateMergeFunction, group_
 
 if TYPE_CHECKING:
     from paimon_lab.core.predicate import Predicate
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 
 
@@ -96,11 +96,11 @@ class KVFileReader:
     ``row_groups`` restricts a Parquet read to some row groups (all reads of this reader alike).
     """
 
-    def __init__(self, table: "Table", layout: KeyValueLayout, path: str, meta: DataFileMeta,
+    def __init__(self, store: "FileStore", layout: KeyValueLayout, path: str, meta: DataFileMeta,
                  use_threads: bool = True):
-        self.table, self.layout, self.path, self.meta = table, layout, path, meta
+        self.store, self.layout, self.path, self.meta = store, layout, path, meta
         self.use_threads = use_threads  # decode columns on Arrow's threads
-        self.file_schema = table.schema_for(meta.schema_id)
+        self.file_schema = store.schema_for(meta.schema_id)
         self.by_id = {f.id: f for f in self.file_schema.fields}
         self._parquet = None
         self._whole: pa.Table | None = None
@@ -112,7 +112,7 @@ class KVFileReader:
     def _open_parquet(self) -> None:
         import pyarrow.parquet as pq
 
-        io = self.table.file_io
+        io = self.store.file_io
         try:
             self._source = io.open_input(self.path)
             self._parquet = pq.ParquetFile(self._source, pre_buffer=not getattr(io, "is_local", True))
@@ -187,7 +187,7 @@ class KVFileReader:
 
     def _read_whole(self) -> pa.Table:
         if self._whole is None:
-            self._whole = self.layout.read(self.table.file_io, self.path, self.meta, self.file_schema)
+            self._whole = self.layout.read(self.store.file_io, self.path, self.meta, self.file_schema)
         return self._whole
 
     # ------------------------------------------------------------------ pruning
@@ -232,17 +232,17 @@ class KVFileReader:
 class MergeReader:
     """Reads the merged rows of one bucket (see the module docstring)."""
 
-    def __init__(self, table: "Table", partition: bytes, bucket: int, use_threads: bool = True):
+    def __init__(self, store: "FileStore", partition: bytes, bucket: int, use_threads: bool = True):
         """``use_threads``: decode each file's columns on Arrow's threads (off when buckets are
         already read in parallel: nested thread pools only add overhead)."""
-        self.table = table
+        self.store = store
         self.use_threads = use_threads
-        self.layout: KeyValueLayout = table.kv_layout
-        self.directory = table.bucket_path(partition, bucket)
+        self.layout: KeyValueLayout = store.kv_layout
+        self.directory = store.bucket_path(partition, bucket)
         self.key_names = list(self.layout.key_names)            # user names of the key columns
         self.key_columns = list(self.layout.key_columns)        # _KEY_<name>
         # Partition columns hold the bucket's partition values in every row: made, not decoded.
-        self.constants = table.partition_codec.to_dict(partition) if table.schema.partition_keys else {}
+        self.constants = store.partition_codec.to_dict(partition) if store.schema.partition_keys else {}
 
     def path(self, f: DataFileMeta) -> str:
         return f.external_path or join(self.directory, f.file_name)
@@ -323,7 +323,7 @@ class MergeReader:
         values, from_keys = self._value_read(needed)
         parts = []
         for f in files:
-            r = KVFileReader(self.table, self.layout, self.path(f), f, self.use_threads)
+            r = KVFileReader(self.store, self.layout, self.path(f), f, self.use_threads)
             try:
                 dv = dvs.get(f.file_name) if dvs else None
                 if dv is not None and dv.is_empty():
@@ -351,7 +351,7 @@ class MergeReader:
         readers: list[KVFileReader] = []
         try:
             for f in files:
-                r = KVFileReader(self.table, self.layout, self.path(f), f, self.use_threads)
+                r = KVFileReader(self.store, self.layout, self.path(f), f, self.use_threads)
                 readers.append(r)
                 if not r.prune_row_groups(key_pred):
                     readers.pop().close()
@@ -368,26 +368,26 @@ class MergeReader:
                 r.close()
 
     def _empty(self, needed: Sequence[str]) -> pa.Table:
-        return pa.schema([self.table.schema.arrow_schema().field(n) for n in needed]).empty_table()
+        return pa.schema([self.store.schema.arrow_schema().field(n) for n in needed]).empty_table()
 
     def _assemble(self, parts: list[pa.Table], needed: Sequence[str]) -> pa.Table:
         """Concatenate parts (layout-typed columns) and name them as the table's columns; the
         partition columns are added here."""
         if not parts:
             return self._empty(needed)
-        table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if not needed:
-            return table.select([])  # keeps the row count
-        schema = self.table.schema.arrow_schema()
+            return rows.select([])  # keeps the row count
+        schema = self.store.schema.arrow_schema()
         columns = []
         for n in needed:
             if n in self.constants:
                 t = schema.field(n).type
                 value = self.constants[n]
-                columns.append(pa.nulls(table.num_rows, t) if value is None
-                               else pa.repeat(pa.scalar(value, t), table.num_rows))
+                columns.append(pa.nulls(rows.num_rows, t) if value is None
+                               else pa.repeat(pa.scalar(value, t), rows.num_rows))
             else:
-                columns.append(table.column(KEY_PREFIX + n if n in self.key_names else n))
+                columns.append(rows.column(KEY_PREFIX + n if n in self.key_names else n))
         return pa.Table.from_arrays(columns, schema=pa.schema([schema.field(n) for n in needed]))
 
     def _read_disjoint(self, readers: list[KVFileReader], needed: list[str],
@@ -471,14 +471,14 @@ class MergeReader:
             start += n
             whole = n == sizes[i] and bool(np.all(local[1:] > local[:-1])) if n > 1 else n == sizes[i]
             rows = local if kept[i] is None else kept[i][local]
-            table = r.read(cols)
-            if not (whole and kept[i] is None and n == table.num_rows):
-                table = table.take(pa.array(rows))
+            part = r.read(cols)
+            if not (whole and kept[i] is None and n == part.num_rows):
+                part = part.take(pa.array(rows))
             if from_keys:
                 keys = slims[i].select(from_keys) if whole else slims[i].select(from_keys).take(pa.array(local))
                 for c in from_keys:
-                    table = table.append_column(keys.schema.field(c), keys.column(c))
-            parts.append(table)
+                    part = part.append_column(keys.schema.field(c), keys.column(c))
+            parts.append(part)
         merged = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if order is not None:                                # back to key order
             inverse = np.empty(len(order), dtype=np.int64)
@@ -499,14 +499,14 @@ class MergeReader:
                 return _last_positions([c.to_numpy() for c in cols])
         slim = pa.concat_tables(slims) if len(slims) > 1 else slims[0]
         sort_keys = list(self.key_columns)
-        table = slim
+        keyed = slim
         if not by_position:
             sort_keys += list(layout.sequence_fields)
             if layout.row_kind_flag and layout.sequence_fields:
-                table = slim.append_column("__add_flag", pc.invert(is_retract(slim.column(VALUE_KIND))))
+                keyed = slim.append_column("__add_flag", pc.invert(is_retract(slim.column(VALUE_KIND))))
                 sort_keys.append("__add_flag")
             sort_keys.append(SEQUENCE_NUMBER)
-        idx = sort_indices_nulls_first(table, sort_keys).to_numpy().astype(np.int64, copy=False)
+        idx = sort_indices_nulls_first(keyed, sort_keys).to_numpy().astype(np.int64, copy=False)
         ordered = slim.select(self.key_columns).take(pa.array(idx))
         starts = group_starts(ordered, self.key_columns)
         last = np.ones(len(idx), dtype=bool)

@@ -14,11 +14,11 @@ from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import FILE_SOURCE_COMPACT, DataFileMeta, FileNamer, creation_time_now
 from paimon_lab.operation.scan import DataSplit
 from paimon_lab.core.stats import collect_stats
-from paimon_lab.operation.append_write import CommitMessage
+from paimon_lab.store.commit_message import CommitMessage
 
 if TYPE_CHECKING:
     from paimon_lab.core.snapshot import Snapshot
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 
 def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: int,
@@ -44,9 +44,9 @@ def pick_files(files: list[DataFileMeta], target: int, min_num: int, max_num: in
 
 
 class AppendCompactor:
-    def __init__(self, table: "Table"):
-        self.table = table
-        core = table.schema.core
+    def __init__(self, store: "FileStore"):
+        self.store = store
+        core = store.schema.core
         self.target = core.target_file_size
         self.min_num = core.get("compaction.min.file-num")
         self.max_num = core.get("compaction.max.file-num")
@@ -60,7 +60,7 @@ class AppendCompactor:
         deleted rows from the rewrite and the vectors of the rewritten files are dropped."""
         from paimon_lab.operation.split_read import TableRead
 
-        t = self.table
+        t = self.store
         core = t.schema.core
         vectors: dict = {}
         if snapshot is not None and core.get("deletion-vectors.enabled"):
@@ -94,11 +94,11 @@ class AppendCompactor:
                       rewritten: list[DataFileMeta]) -> list:
         """Index changes that replace the bucket's deletion-vector index by one without the
         vectors of the rewritten files (their rows were dropped or carried over)."""
-        from paimon_lab.operation.dynamic_bucket import dv_index_entries
+        from paimon_lab.store.index_files import dv_index_entries
         from paimon_lab.core.deletion_vector import write_dv_index
         from paimon_lab.core.index_manifest import IndexFileMeta, IndexManifestEntry
 
-        t = self.table
+        t = self.store
         gone = {f.file_name for f in rewritten}
         changes = [IndexManifestEntry(1, partition, bucket, e.index_file)
                    for e in dv_index_entries(t, snapshot, partition, bucket)]

@@ -8,23 +8,19 @@ from typing import TYPE_CHECKING
 
 from paimon_lab.errors import PaimonLabError, SnapshotNotExistError
 from paimon_lab.io.file_io import join
+from paimon_lab.store.file_store import MAIN_BRANCH, branch_path
 
 if TYPE_CHECKING:
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
-MAIN_BRANCH = "main"
 
 
 class BranchError(PaimonLabError):
     """A branch operation failed."""
 
 
-def branch_path(table_path: str, branch: str) -> str:
-    return table_path if branch == MAIN_BRANCH else join(table_path, "branch", f"branch-{branch}")
-
-
-def list_branches(table: "Table") -> list[str]:
-    return sorted(n[len("branch-"):] for n in table.file_io.list_names(join(table.path, "branch"))
+def list_branches(store: "FileStore") -> list[str]:
+    return sorted(n[len("branch-"):] for n in store.file_io.list_names(join(store.path, "branch"))
                   if n.startswith("branch-"))
 
 
@@ -33,50 +29,50 @@ def _check_name(name: str) -> None:
         raise BranchError(f"Invalid branch name '{name}'")
 
 
-def create_branch(table: "Table", name: str, *, tag: str | None = None, snapshot_id: int | None = None) -> "Table":
+def create_branch(store: "FileStore", name: str, *, tag: str | None = None, snapshot_id: int | None = None) -> "FileStore":
     """Create a branch from a tag, a snapshot, or (neither given) as an empty copy of the schema."""
     _check_name(name)
-    io = table.file_io
-    root = branch_path(table.path, name)
+    io = store.file_io
+    root = branch_path(store.path, name)
     if io.exists(join(root, "schema")):
         raise BranchError(f"Branch '{name}' already exists")
     if tag is not None:
-        snap = table.tag_manager.get(tag).snapshot
+        snap = store.tag_manager.get(tag).snapshot
     elif snapshot_id is not None:
-        snap = table.snapshot_manager.snapshot(snapshot_id)
+        snap = store.snapshot_manager.snapshot(snapshot_id)
     else:
         snap = None
-    schema_ids = [s for s in table.schema_manager.list_ids() if snap is None or s <= snap.schema_id]
+    schema_ids = [s for s in store.schema_manager.list_ids() if snap is None or s <= snap.schema_id]
     if snap is None:
         schema_ids = schema_ids[-1:]
     for sid in schema_ids:
-        io.write_bytes(join(root, "schema", f"schema-{sid}"), io.read_bytes(table.schema_manager.path(sid)))
+        io.write_bytes(join(root, "schema", f"schema-{sid}"), io.read_bytes(store.schema_manager.path(sid)))
     if snap is not None:
         io.write_bytes(join(root, "snapshot", f"snapshot-{snap.id}"), snap.to_json().encode())
         for hint in ("EARLIEST", "LATEST"):
             io.write_bytes(join(root, "snapshot", hint), str(snap.id).encode())
         if tag is not None:
-            io.write_bytes(join(root, "tag", f"tag-{tag}"), io.read_bytes(table.tag_manager.path(tag)))
-    return table.on_branch(name)
+            io.write_bytes(join(root, "tag", f"tag-{tag}"), io.read_bytes(store.tag_manager.path(tag)))
+    return store.on_branch(name)
 
 
-def delete_branch(table: "Table", name: str) -> None:
+def delete_branch(store: "FileStore", name: str) -> None:
     _check_name(name)
-    root = branch_path(table.path, name)
-    if not table.file_io.exists(join(root, "schema")):
+    root = branch_path(store.path, name)
+    if not store.file_io.exists(join(root, "schema")):
         raise BranchError(f"Branch '{name}' does not exist")
-    table.file_io.delete_dir(root)
+    store.file_io.delete_dir(root)
 
 
-def fast_forward(table: "Table", name: str) -> None:
+def fast_forward(store: "FileStore", name: str) -> None:
     """Make the main branch what branch ``name`` is: its snapshots and schemas replace main's newer ones."""
     _check_name(name)
-    main = table.on_branch(MAIN_BRANCH)
-    branch = table.on_branch(name)
+    main = store.on_branch(MAIN_BRANCH)
+    branch = store.on_branch(name)
     latest = branch.snapshot_manager.latest()
     if latest is None:
         raise SnapshotNotExistError(f"Branch '{name}' has no snapshot to fast-forward to")
-    io = table.file_io
+    io = store.file_io
     first = branch.snapshot_manager.earliest_id()
     # Main's snapshots from the branch point on are replaced by the branch's.
     for sid in main.snapshot_manager.list_ids():
@@ -87,15 +83,15 @@ def fast_forward(table: "Table", name: str) -> None:
     for sid in branch.schema_manager.list_ids():
         io.write_bytes(main.schema_manager.path(sid), io.read_bytes(branch.schema_manager.path(sid)))
     main.snapshot_manager.write_hint("LATEST", latest.id)
-    table.refresh()
+    store.refresh()
 
 
-def branch_info(table: "Table") -> list[dict]:
+def branch_info(store: "FileStore") -> list[dict]:
     out = []
-    for name in list_branches(table):
-        b = table.on_branch(name)
+    for name in list_branches(store):
+        b = store.on_branch(name)
         latest = b.snapshot_manager.latest()
-        created = json.loads(table.file_io.read_text(b.schema_manager.path(b.schema_manager.list_ids()[0]))).get(
+        created = json.loads(store.file_io.read_text(b.schema_manager.path(b.schema_manager.list_ids()[0]))).get(
             "timeMillis") if b.schema_manager.list_ids() else None
         out.append({"branch_name": name, "create_time": created, "latest_snapshot_id": latest.id if latest else None})
     return out

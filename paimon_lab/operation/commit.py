@@ -20,20 +20,21 @@ from paimon_lab.core.index_manifest import commit_index_changes
 from paimon_lab.core.manifest import (ADD, DELETE, FileNamer, ManifestEntry, ManifestFileMeta, SimpleStats,
                                  merge_entries)
 from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, WATERMARK_MIN, Snapshot
-from paimon_lab.operation.append_write import CommitMessage
+from paimon_lab.store.commit_message import CommitMessage
+from paimon_lab.operation.scan import FileStoreScan
 
 if TYPE_CHECKING:
     from paimon_lab.core.predicate import Predicate
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 
 class FileStoreCommit:
     """Commits to one table on behalf of one commit user."""
 
-    def __init__(self, table: "Table", commit_user: str | None = None):
-        self.table = table
+    def __init__(self, store: "FileStore", commit_user: str | None = None):
+        self.store = store
         self.commit_user = commit_user or str(uuid.uuid4())
-        self.max_retries = table.schema.core.get("commit.max-retries")
+        self.max_retries = store.schema.core.get("commit.max-retries")
 
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: "Predicate | bool | None" = None,
                identifier: int = BATCH_COMMIT_IDENTIFIER, deleted: Sequence[ManifestEntry] = (),
@@ -70,8 +71,8 @@ class FileStoreCommit:
                                                    compact_changelog, compact_index)
             except (CommitConflictError, OSError, CommitError) if first is not None else CommitConflictError:
                 # The data is committed; only this compaction failed (or lost against another one).
-                self.table.file_io.delete_quietly(
-                    [join(self.table.bucket_path(m.partition, m.bucket), f.file_name)
+                self.store.file_io.delete_quietly(
+                    [join(self.store.bucket_path(m.partition, m.bucket), f.file_name)
                      for m in messages for f in m.compact_after + m.compact_changelog])
                 if first is None:
                     raise
@@ -82,7 +83,7 @@ class FileStoreCommit:
                              deleted: list[ManifestEntry], overwrite, changelog: list[ManifestEntry],
                              index_changes: list | None = None) -> int:
         for attempt in range(self.max_retries + 1):
-            latest = self.table.snapshot_manager.latest()
+            latest = self.store.snapshot_manager.latest()
             removals = list(deleted)
             changes = list(index_changes or [])
             if overwrite is not None:
@@ -97,13 +98,13 @@ class FileStoreCommit:
             if sid is not None:
                 return sid
             time.sleep(min(0.01 * (2 ** attempt), 0.5))
-        raise CommitError(f"Gave up committing to {self.table.path} after {self.max_retries} retries: "
+        raise CommitError(f"Gave up committing to {self.store.path} after {self.max_retries} retries: "
                           "other writers kept winning the race for the next snapshot")
 
     def _overwritten(self, latest: Snapshot | None, overwrite: "Predicate | bool") -> list[ManifestEntry]:
         if latest is None:
             return []
-        return self.table.store_scan().read_entries(latest, None if overwrite is True else overwrite)
+        return FileStoreScan(self.store).read_entries(latest, None if overwrite is True else overwrite)
 
     def _drop_index_of(self, latest: Snapshot | None, partitions: set[bytes], changes: list) -> list:
         """An overwrite replaces whole partitions: their index files (hash indexes, deletion
@@ -112,7 +113,7 @@ class FileStoreCommit:
 
         if latest is None or not latest.index_manifest or not partitions:
             return changes
-        t = self.table
+        t = self.store
         already = {e.index_file.file_name for e in changes if e.kind != ADD}
         drops = [IndexManifestEntry(1, e.partition, e.bucket, e.index_file)
                  for e in read_index_manifest(t.file_io, join(t.path, "manifest", latest.index_manifest))
@@ -128,7 +129,7 @@ class FileStoreCommit:
         from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
         from paimon_lab.core.index_manifest import merge_index_entries, read_index_manifest
 
-        t = self.table
+        t = self.store
         live_index = read_index_manifest(t.file_io, join(t.path, "manifest", latest.index_manifest)) \
             if latest is not None and latest.index_manifest else []
         names = {e.index_file.file_name for e in live_index}
@@ -160,7 +161,7 @@ class FileStoreCommit:
                 f"commit changed their vectors: {sorted(n for _, _, n in orphaned)[:5]}")
         fresh = referenced(index_changes)
         if fresh:
-            live = {(e.partition, e.bucket, e.file.file_name) for e in t.store_scan().live_entries(latest)} \
+            live = {(e.partition, e.bucket, e.file.file_name) for e in FileStoreScan(t).live_entries(latest)} \
                 if latest is not None else set()
             live |= {(e.partition, e.bucket, e.file.file_name) for e in added if e.kind == ADD}
             missing = fresh - live
@@ -171,7 +172,7 @@ class FileStoreCommit:
     def _check_conflicts(self, latest: Snapshot | None, deleted: Sequence[ManifestEntry]) -> None:
         if not deleted:
             return
-        live = {e.identifier for e in self.table.store_scan().live_entries(latest)} if latest else set()
+        live = {e.identifier for e in FileStoreScan(self.store).live_entries(latest)} if latest else set()
         gone = [e.file.file_name for e in deleted if e.identifier not in live]
         if gone:
             raise CommitConflictError(
@@ -180,7 +181,7 @@ class FileStoreCommit:
 
     def _try_commit(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: str,
                     identifier: int, changelog: Sequence[ManifestEntry] = (), index_changes: Sequence = ()) -> int | None:
-        t = self.table
+        t = self.store
         mio = t.manifest_io
         schema_id = t.schema.id
         manifest_names = FileNamer("manifest-")
@@ -240,7 +241,7 @@ class FileStoreCommit:
         return None
 
     def _partition_stats(self, entries: Sequence[ManifestEntry]) -> SimpleStats:
-        codec = self.table.partition_codec
+        codec = self.store.partition_codec
         types = codec.types
         if not types:
             return SimpleStats(binary_row.EMPTY, binary_row.EMPTY, ())
@@ -256,7 +257,7 @@ class FileStoreCommit:
     def _merge_manifests(self, metas: list[ManifestFileMeta], names: FileNamer,
                          written: list[str]) -> list[ManifestFileMeta]:
         """Paimon's manifest merge: once enough small manifests pile up, rewrite them as few big ones."""
-        core = self.table.schema.core
+        core = self.store.schema.core
         target = core.get("manifest.target-file-size")
         small = [m for m in metas if m.file_size < target]
         if len(small) < core.get("manifest.merge-min-count"):
@@ -264,7 +265,7 @@ class FileStoreCommit:
         big = [m for m in metas if m.file_size >= target]
         entries: list[ManifestEntry] = []
         for m in small:
-            entries.extend(self.table.manifest_io.read_manifest(m.file_name))
+            entries.extend(self.store.manifest_io.read_manifest(m.file_name))
         merged = merge_entries(entries)
         out = list(big)
         if merged:
@@ -274,8 +275,8 @@ class FileStoreCommit:
             for start in range(0, len(merged), chunk):
                 part = merged[start:start + chunk]
                 name = names.next()
-                out.append(self.table.manifest_io.write_manifest(
-                    name, part, self.table.schema.id, self._partition_stats(part)))
+                out.append(self.store.manifest_io.write_manifest(
+                    name, part, self.store.schema.id, self._partition_stats(part)))
                 written.append(name)
         return out
 

@@ -15,23 +15,14 @@ import numpy as np
 from paimon_lab.errors import CorruptFileError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.hash_index import read_hash_index, write_hash_index
-from paimon_lab.core.index_manifest import (HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path,
-                                       read_index_manifest)
+from paimon_lab.core.index_manifest import (HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path)
 from paimon_lab.core.manifest import FileNamer
+from paimon_lab.store.index_files import live_index_entries
 
 if TYPE_CHECKING:
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 ADD, DELETE = 0, 1
-
-
-def live_index_entries(table: "Table", index_type: str | None = None, snapshot=None) -> list[IndexManifestEntry]:
-    """The index files of a snapshot (default latest), optionally of one type."""
-    snap = snapshot if snapshot is not None else table.snapshot_manager.latest()
-    if snap is None or not snap.index_manifest:
-        return []
-    entries = read_index_manifest(table.file_io, join(table.path, "manifest", snap.index_manifest))
-    return [e for e in entries if index_type is None or e.index_file.index_type == index_type]
 
 
 def _unique_sorted(values: np.ndarray) -> np.ndarray:
@@ -47,14 +38,14 @@ def _unique_sorted(values: np.ndarray) -> np.ndarray:
 class PartitionIndex:
     """Key hash -> bucket of one partition, with the index files it came from."""
 
-    def __init__(self, table: "Table", partition: bytes, entries: list[IndexManifestEntry], target_rows: int):
-        self.table, self.partition, self.target = table, partition, target_rows
+    def __init__(self, store: "FileStore", partition: bytes, entries: list[IndexManifestEntry], target_rows: int):
+        self.store, self.partition, self.target = store, partition, target_rows
         self.files: dict[int, IndexManifestEntry] = {e.bucket: e for e in entries}
         hashes, buckets = [], []
         for bucket, e in self.files.items():
-            path = index_file_path(table.path, e.index_file)
+            path = index_file_path(store.path, e.index_file)
             try:
-                h = read_hash_index(table.file_io.read_bytes(path))
+                h = read_hash_index(store.file_io.read_bytes(path))
             except FileNotFoundError:
                 raise CorruptFileError(f"Hash index file {path} is missing") from None
             hashes.append(h)
@@ -120,7 +111,7 @@ class PartitionIndex:
             hashes = self.hashes[self.buckets == bucket]
             data = write_hash_index(hashes)
             name = namer.next()
-            self.table.file_io.write_bytes(join(self.table.path, "index", name), data)
+            self.store.file_io.write_bytes(join(self.store.path, "index", name), data)
             old = self.files.get(bucket)
             if old is not None:
                 out.append(IndexManifestEntry(DELETE, self.partition, bucket, old.index_file))
@@ -134,9 +125,9 @@ class PartitionIndex:
 class DynamicBucketAssigner:
     """Assigns buckets across partitions and collects the HASH index changes to commit."""
 
-    def __init__(self, table: "Table"):
-        self.table = table
-        self.target = table.schema.core.get("dynamic-bucket.target-row-num")
+    def __init__(self, store: "FileStore"):
+        self.store = store
+        self.target = store.schema.core.get("dynamic-bucket.target-row-num")
         self.partitions: dict[bytes, PartitionIndex] = {}
         self._entries: dict[bytes, list[IndexManifestEntry]] | None = None
         self.namer = FileNamer("index-")
@@ -146,10 +137,10 @@ class DynamicBucketAssigner:
         if idx is None:
             if self._entries is None:
                 self._entries = {}
-                for e in live_index_entries(self.table, HASH_INDEX):
+                for e in live_index_entries(self.store, HASH_INDEX):
                     self._entries.setdefault(e.partition, []).append(e)
             idx = self.partitions[partition] = PartitionIndex(
-                self.table, partition, self._entries.get(partition, []), self.target)
+                self.store, partition, self._entries.get(partition, []), self.target)
         return idx
 
     def index_changes(self) -> dict[tuple[bytes, int], list[IndexManifestEntry]]:
@@ -160,33 +151,6 @@ class DynamicBucketAssigner:
         return out
 
     def written_paths(self) -> list[str]:
-        return [join(self.table.path, "index", e.index_file.file_name)
+        return [join(self.store.path, "index", e.index_file.file_name)
                 for idx in self.partitions.values() for e in idx.files.values()
                 if e.index_file.file_name.startswith(self.namer.prefix + self.namer.uuid)]
-
-
-def load_deletion_vectors(table: "Table", snapshot=None) -> dict[tuple[bytes, int], tuple[IndexManifestEntry, dict]]:
-    """Per (partition, bucket): the DV index entry and its vectors {data file name: DeletionVector}."""
-    from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX, read_dv_index
-
-    out: dict = {}
-    for e in live_index_entries(table, DELETION_VECTORS_INDEX, snapshot):
-        path = index_file_path(table.path, e.index_file)
-        try:
-            vectors = read_dv_index(table.file_io.read_bytes(path), e.index_file.dv_range_map())
-        except FileNotFoundError:
-            raise CorruptFileError(f"Deletion-vector index file {path} is missing") from None
-        except CorruptFileError as err:
-            raise CorruptFileError(f"Deletion-vector index file {path}: {err}") from None
-        if (e.partition, e.bucket) in out:  # bucket-unaware tables may keep several index files
-            vectors = {**out[(e.partition, e.bucket)][1], **vectors}
-        out[(e.partition, e.bucket)] = (e, vectors)
-    return out
-
-
-def dv_index_entries(table: "Table", snapshot, partition: bytes, bucket: int) -> list[IndexManifestEntry]:
-    """Every live deletion-vector index entry of one bucket (several on bucket-unaware tables)."""
-    from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
-
-    return [e for e in live_index_entries(table, DELETION_VECTORS_INDEX, snapshot)
-            if e.partition == partition and e.bucket == bucket]

@@ -20,9 +20,10 @@ from paimon_lab.io.file_io import join
 from paimon_lab.core.index_manifest import read_index_manifest
 from paimon_lab.core.manifest import ADD, DELETE
 from paimon_lab.core.snapshot import ROLLBACK_MARKER, Snapshot
+from paimon_lab.operation.scan import FileStoreScan
 
 if TYPE_CHECKING:
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 
 @dataclass
@@ -40,8 +41,8 @@ def _manifest_lists(snap: Snapshot) -> list[str]:
 class FileReferences:
     """Everything a set of snapshots (with tags and branches) still needs, by kind."""
 
-    def __init__(self, table: "Table"):
-        self.table = table
+    def __init__(self, store: "FileStore"):
+        self.store = store
         self.manifest_files: set[str] = set()
         self.data_files: set[tuple] = set()
         self.index_files: set[str] = set()
@@ -53,7 +54,7 @@ class FileReferences:
         if key in self._seen:
             return
         self._seen.add(key)
-        t = self.table
+        t = self.store
         mio = t.manifest_io
         if snap.statistics:
             self.statistics.add(snap.statistics)
@@ -69,7 +70,7 @@ class FileReferences:
             for e in read_index_manifest(t.file_io, join(t.path, "manifest", snap.index_manifest)):
                 self.index_files.add(e.index_file.file_name)
         if data:
-            for e in t.store_scan().live_entries(snap):
+            for e in FileStoreScan(t).live_entries(snap):
                 self.data_files.add((e.partition, e.bucket, e.file.file_name))
             if changelog and snap.changelog_manifest_list:
                 for meta in mio.read_manifest_list(snap.changelog_manifest_list):
@@ -77,37 +78,37 @@ class FileReferences:
                         self.data_files.add((e.partition, e.bucket, e.file.file_name))
 
 
-def _protected(table: "Table", skip_tags: set[str] = frozenset()) -> FileReferences:
+def _protected(store: "FileStore", skip_tags: set[str] = frozenset()) -> FileReferences:
     """Files used by tags (but ``skip_tags``) and by other branches (which share data and manifests)."""
     from paimon_lab.operation.branch import list_branches
 
-    refs = FileReferences(table)
-    for tag in table.tags():
+    refs = FileReferences(store)
+    for tag in store.tags():
         if tag.name not in skip_tags:
             refs.add_snapshot(tag.snapshot)
-    for name in list_branches(table):
-        b = table.on_branch(name)
-        if b.branch == table.branch:
+    for name in list_branches(store):
+        b = store.on_branch(name)
+        if b.branch == store.branch:
             continue
-        for snap in b.snapshots():
+        for snap in b.snapshot_manager.snapshots():
             refs.add_snapshot(snap)
         for tag in b.tags():
             refs.add_snapshot(tag.snapshot)
-    if table.branch != "main":
-        main = table.on_branch("main")
-        for snap in main.snapshots():
+    if store.branch != "main":
+        main = store.on_branch("main")
+        for snap in main.snapshot_manager.snapshots():
             refs.add_snapshot(snap)
         for tag in main.tags():
             refs.add_snapshot(tag.snapshot)
     return refs
 
 
-def expire_range(table: "Table", now_millis: int | None = None, *, retain_max: int | None = None,
+def expire_range(store: "FileStore", now_millis: int | None = None, *, retain_max: int | None = None,
                  retain_min: int | None = None, older_than_millis: int | None = None,
                  max_deletes: int | None = None) -> tuple[int, int] | None:
     """[begin, end) of the snapshot ids to expire, or None."""
-    core = table.schema.core
-    sm = table.snapshot_manager
+    core = store.schema.core
+    sm = store.snapshot_manager
     latest, earliest = sm.latest_id(), sm.earliest_id()
     if latest is None or earliest is None:
         return None
@@ -121,7 +122,7 @@ def expire_range(table: "Table", now_millis: int | None = None, *, retain_max: i
     now = now_millis if now_millis is not None else int(time.time() * 1000)
     cutoff = older_than_millis if older_than_millis is not None else now - core.get("snapshot.time-retained")
     end_limit = latest - retain_min + 1  # ids below this may go
-    consumer_min = min_consumer_snapshot(table)
+    consumer_min = min_consumer_snapshot(store)
     if consumer_min is not None:
         end_limit = min(end_limit, consumer_min)
     begin = earliest
@@ -140,27 +141,27 @@ def expire_range(table: "Table", now_millis: int | None = None, *, retain_max: i
     return (begin, end) if end > begin else None
 
 
-def min_consumer_snapshot(table: "Table") -> int | None:
+def min_consumer_snapshot(store: "FileStore") -> int | None:
     from paimon_lab.core.consumer import ConsumerManager
 
-    ids = [c.next_snapshot for c in ConsumerManager(table).list().values()]
+    ids = [c.next_snapshot for c in ConsumerManager(store).list().values()]
     return min(ids) if ids else None
 
 
-def expire_snapshots(table: "Table", **kwargs) -> ExpireResult:
+def expire_snapshots(store: "FileStore", **kwargs) -> ExpireResult:
     """Expire the snapshots :func:`expire_range` picks and delete what only they used."""
-    rng = expire_range(table, **kwargs)
+    rng = expire_range(store, **kwargs)
     if rng is None:
         return ExpireResult([], 0, 0, 0)
     begin, end = rng
-    return _expire(table, begin, end)
+    return _expire(store, begin, end)
 
 
-def _expire(table: "Table", begin: int, end: int) -> ExpireResult:
+def _expire(store: "FileStore", begin: int, end: int) -> ExpireResult:
     """Expire snapshots [begin, end). Everything to delete is worked out first; then the snapshot
     files go, oldest first (each step leaves a readable table), then the files only they used, so
     a crash at any point leaves nothing half-visible, only orphans."""
-    t, sm, io, mio = table, table.snapshot_manager, table.file_io, table.manifest_io
+    t, sm, io, mio = store, store.snapshot_manager, store.file_io, store.manifest_io
     retained = sm.snapshot(end)
     keep = _protected(t)
     keep.add_snapshot(retained)
@@ -235,9 +236,9 @@ def _expire(table: "Table", begin: int, end: int) -> ExpireResult:
     return ExpireResult([s.id for s in expiring], data_deleted, changelog_deleted, len(manifests))
 
 
-def _remove_empty_parents(table: "Table", directory: str) -> None:
-    io = table.file_io
-    root = table.path.rstrip("/")
+def _remove_empty_parents(store: "FileStore", directory: str) -> None:
+    io = store.file_io
+    root = store.path.rstrip("/")
     while directory.rstrip("/") != root and directory.startswith(root):
         try:
             if io.list_dir(directory):
@@ -248,14 +249,14 @@ def _remove_empty_parents(table: "Table", directory: str) -> None:
         directory = directory.rsplit("/", 1)[0]
 
 
-def rollback_to(table: "Table", snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
+def rollback_to(store: "FileStore", snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
     """Make a snapshot (or a tag's snapshot) the latest again: newer snapshots, the files only they
     added, and tags on them are deleted. A tag whose snapshot expired is restored from the tag.
 
     Crash-safe: what to delete is worked out first; the newer snapshot files then go oldest
     first, so the latest snapshot stays the old latest until its own file goes (the one step that
     makes the rollback visible); tags and files go after that."""
-    t, sm, io = table, table.snapshot_manager, table.file_io
+    t, sm, io = store, store.snapshot_manager, store.file_io
     if (snapshot_id is None) == (tag is None):
         raise PaimonLabError("Give exactly one of snapshot_id and tag to roll back to")
     if tag is not None:
@@ -296,19 +297,19 @@ def rollback_to(table: "Table", snapshot_id: int | None = None, tag: str | None 
     return target
 
 
-def remove_orphan_files(table: "Table", older_than_millis: int | None = None, *, dry_run: bool = False) -> list[str]:
+def remove_orphan_files(store: "FileStore", older_than_millis: int | None = None, *, dry_run: bool = False) -> list[str]:
     """Delete files under the table that no snapshot, tag or branch references and that are older
     than ``older_than_millis`` (default: a day ago, so in-flight commits are never touched).
     In metadata directories (snapshot, schema, tag, consumer, branch) only the temporary files
     of crashed writes qualify. Returns the paths (with ``dry_run``: that would be deleted)."""
     from paimon_lab.operation.branch import list_branches
 
-    t, io = table, table.file_io
+    t, io = store, store.file_io
     cutoff = older_than_millis if older_than_millis is not None else int(time.time() * 1000) - 86_400_000
     refs = FileReferences(t)
     tables = [t.on_branch("main")] + [t.on_branch(b) for b in list_branches(t)]
     for tb in tables:
-        for snap in tb.snapshots():
+        for snap in tb.snapshot_manager.snapshots():
             refs.add_snapshot(snap)
         for tag in tb.tags():
             refs.add_snapshot(tag.snapshot)

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.errors import DataValidationError, PaimonLabError
@@ -20,9 +19,14 @@ from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import ADD, ManifestEntry
 from paimon_lab.core.predicate import Predicate
 from paimon_lab.operation.scan import DataSplit
+from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.mergetree.merge_function import merge_function_of
+from paimon_lab.operation.table_write import new_store_write
+from paimon_lab.operation.split_read import read_table
+from paimon_lab.operation.table_write import write_rows
 
 if TYPE_CHECKING:
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 Assignment = Any  # a literal, or a callable(rows: pa.Table) -> array of new values
 
@@ -54,14 +58,14 @@ def _match_mask(rows: pa.Table, pred: Predicate | None) -> np.ndarray:
     return out
 
 
-def _check_merge_engine(table: "Table", statement: str) -> None:
+def _check_merge_engine(store: "FileStore", statement: str) -> None:
     """Refuse row-level DML a primary-key table's merge engine would not apply as written (as
     Paimon's Spark integration does): UPDATE and MERGE INTO need deduplicate or partial-update
     (aggregation would aggregate the rewritten row again, first-row would ignore it); DELETE
     also works on aggregation and partial-update tables that remove records on delete."""
-    if not table.schema.primary_keys:
+    if not store.schema.primary_keys:
         return
-    fn = table.merge_function
+    fn = merge_function_of(store)
     engine = fn.engine
     if statement == "DELETE":
         if fn.ignore_delete:
@@ -79,94 +83,94 @@ def _check_merge_engine(table: "Table", statement: str) -> None:
                              "partial-update tables can take rewritten rows)")
 
 
-def delete_rows(table: "Table", pred: Predicate | None) -> int | None:
+def delete_rows(store: "FileStore", pred: Predicate | None) -> int | None:
     """DELETE FROM table WHERE pred. Returns the new snapshot id (None if nothing matched)."""
-    _check_merge_engine(table, "DELETE")
-    if table.schema.primary_keys:
-        rows = table.to_arrow(filter=pred)
+    _check_merge_engine(store, "DELETE")
+    if store.schema.primary_keys:
+        rows = read_table(store, predicate=pred)
         if rows.num_rows == 0:
             return None
-        return table.write(rows, row_kinds=["-D"] * rows.num_rows)
-    return _rewrite_append(table, pred, None)[0]
+        return write_rows(store, rows, row_kinds=["-D"] * rows.num_rows)
+    return rewrite_append(store, pred, None)[0]
 
 
-def update_rows(table: "Table", values: Mapping[str, Assignment], pred: Predicate | None) -> int | None:
+def update_rows(store: "FileStore", values: Mapping[str, Assignment], pred: Predicate | None) -> int | None:
     """UPDATE table SET values WHERE pred."""
     if not values:
         raise PaimonLabError("UPDATE needs at least one column to set")
-    _check_merge_engine(table, "UPDATE")
-    keys = set(table.schema.primary_keys) | set(table.schema.partition_keys)
-    if table.schema.primary_keys:
+    _check_merge_engine(store, "UPDATE")
+    keys = set(store.schema.primary_keys) | set(store.schema.partition_keys)
+    if store.schema.primary_keys:
         bad = [k for k in values if k in keys]
         if bad:
             raise PaimonLabError(f"UPDATE cannot change primary or partition key columns {bad}")
-        rows = table.to_arrow(filter=pred)
+        rows = read_table(store, predicate=pred)
         if rows.num_rows == 0:
             return None
-        rows = _assign(rows, values, table.schema.arrow_schema())
-        return table.write(rows, row_kinds=["+U"] * rows.num_rows)
-    return _rewrite_append(table, pred, values)[0]
+        rows = _assign(rows, values, store.schema.arrow_schema())
+        return write_rows(store, rows, row_kinds=["+U"] * rows.num_rows)
+    return rewrite_append(store, pred, values)[0]
 
 
-def _rewrite_append(table: "Table", pred: Predicate | None, values: Mapping[str, Assignment] | None,
+def rewrite_append(store: "FileStore", pred: Predicate | None, values: Mapping[str, Assignment] | None,
                     extra_rows: Sequence[pa.Table] = ()) -> tuple[int | None, int]:
     """Rewrite the append-table files holding matching rows: drop them (DELETE) or replace them
     with updated values (UPDATE); ``extra_rows`` are added in the same commit.
     Returns (snapshot id or None, number of matched rows)."""
     from paimon_lab.operation.split_read import TableRead
 
-    snap = table.latest_snapshot()
+    snap = store.snapshot_manager.latest()
     if snap is None and not extra_rows:
         return None, 0
-    if table.schema.core.get("deletion-vectors.enabled") and snap is not None:
-        return _append_with_deletion_vectors(table, snap, pred, values, extra_rows)
-    schema = table.schema.arrow_schema()
-    reader = TableRead(table)
+    if store.schema.core.get("deletion-vectors.enabled") and snap is not None:
+        return _append_with_deletion_vectors(store, snap, pred, values, extra_rows)
+    schema = store.schema.arrow_schema()
+    reader = TableRead(store)
     deleted: list[ManifestEntry] = []
     kept_parts: list[pa.Table] = list(extra_rows)
     matched = 0
-    for split in (table.store_scan().plan(snap, pred) if snap is not None and pred is not False else []):
+    for split in (FileStoreScan(store).plan(snap, pred) if snap is not None and pred is not False else []):
         for f in split.files:
             rows = reader.read([DataSplit(split.partition, split.bucket, [f], snap.id, snap)])
             mask = _match_mask(rows, pred)
             if not mask.any():
                 continue
             matched += int(mask.sum())
-            deleted.append(ManifestEntry(ADD, split.partition, split.bucket, table.schema.core.bucket, f))
+            deleted.append(ManifestEntry(ADD, split.partition, split.bucket, store.schema.core.bucket, f))
             kept_parts.append(rows.filter(pa.array(~mask)))
             if values is not None:
                 kept_parts.append(_assign(rows.filter(pa.array(mask)), values, schema))
     if not deleted and not any(p.num_rows for p in extra_rows):
         return None, 0
-    writer = table._new_writer("dml", ignore_previous_files=True)
+    writer = new_store_write(store, "dml", ignore_previous_files=True)
     messages = []
     try:
         for rest in kept_parts:
             writer.write(rest)
         messages = writer.prepare_commit()
-        first, _ = FileStoreCommit(table).commit(messages, deleted=deleted,
+        first, _ = FileStoreCommit(store).commit(messages, deleted=deleted,
                                                  commit_kind="OVERWRITE" if deleted else "APPEND")
     except BaseException:
-        table.discard(messages)
+        store.discard(messages)
         raise
     return first, matched
 
 
-def _append_with_deletion_vectors(table: "Table", snap, pred, values, extra_rows=()) -> tuple[int | None, int]:
+def _append_with_deletion_vectors(store: "FileStore", snap, pred, values, extra_rows=()) -> tuple[int | None, int]:
     """Append table with deletion vectors: mark matching rows deleted, append updated rows."""
-    from paimon_lab.operation.dynamic_bucket import dv_index_entries, load_deletion_vectors
+    from paimon_lab.store.index_files import dv_index_entries, load_deletion_vectors
     from paimon_lab.core.deletion_vector import DeletionVector, write_dv_index
     from paimon_lab.core.index_manifest import IndexFileMeta, IndexManifestEntry
     from paimon_lab.core.manifest import FileNamer
     from paimon_lab.operation.split_read import TableRead
 
-    existing = load_deletion_vectors(table, snap)
-    reader = TableRead(table)
-    schema = table.schema.arrow_schema()
+    existing = load_deletion_vectors(store, snap)
+    reader = TableRead(store)
+    schema = store.schema.arrow_schema()
     changed: dict[tuple[bytes, int], dict[str, DeletionVector]] = {}
     updated: list[pa.Table] = list(extra_rows)
     matched = 0
-    for split in table.store_scan().plan(snap, pred):
+    for split in FileStoreScan(store).plan(snap, pred):
         key = (split.partition, split.bucket)
         vectors = changed.get(key) or {n: dv.copy() for n, dv in existing.get(key, (None, {}))[1].items()}
         touched = False
@@ -190,32 +194,32 @@ def _append_with_deletion_vectors(table: "Table", snap, pred, values, extra_rows
     namer = FileNamer("index-")
     index_changes = []
     for (part, bucket), vectors in changed.items():
-        for old in dv_index_entries(table, snap, part, bucket):
+        for old in dv_index_entries(store, snap, part, bucket):
             index_changes.append(IndexManifestEntry(1, part, bucket, old.index_file))
         live = {n: v for n, v in vectors.items() if not v.is_empty()}
         data, metas = write_dv_index(live)
         name = namer.next()
-        table.file_io.write_bytes(join(table.path, "index", name), data)
+        store.file_io.write_bytes(join(store.path, "index", name), data)
         index_changes.append(IndexManifestEntry(0, part, bucket, IndexFileMeta.for_deletion_vectors(name, len(data), metas)))
-    writer = table._new_writer("dml")
+    writer = new_store_write(store, "dml")
     messages = []
     try:
         for rows in updated:
             writer.write(rows)
         messages = writer.prepare_commit()
-        from paimon_lab.operation.append_write import CommitMessage
+        from paimon_lab.store.commit_message import CommitMessage
 
-        holder = CommitMessage(b"", 0, table.schema.core.bucket, index_changes=index_changes)
-        first, _ = FileStoreCommit(table).commit(list(messages) + [holder])
+        holder = CommitMessage(b"", 0, store.schema.core.bucket, index_changes=index_changes)
+        first, _ = FileStoreCommit(store).commit(list(messages) + [holder])
     except BaseException:
-        table.discard(messages)
-        table.file_io.delete_quietly([join(table.path, "index", e.index_file.file_name)
+        store.discard(messages)
+        store.file_io.delete_quietly([join(store.path, "index", e.index_file.file_name)
                                       for e in index_changes if e.kind == 0])
         raise
     return first, matched
 
 
-def merge_into(table: "Table", source: pa.Table, on: Sequence[str], *,
+def merge_into(store: "FileStore", source: pa.Table, on: Sequence[str], *,
                matched_update: Mapping[str, Assignment] | bool | None = None,
                matched_delete: bool = False,
                not_matched_insert: bool | Callable[[pa.Table], pa.Table] = False,
@@ -226,12 +230,12 @@ def merge_into(table: "Table", source: pa.Table, on: Sequence[str], *,
     may be callables of the joined source rows). ``matched_delete`` deletes matched target rows.
     ``not_matched_insert``: insert source rows without a match. One commit for the whole merge.
     """
-    _check_merge_engine(table, "MERGE INTO")
-    schema = table.schema.arrow_schema()
+    _check_merge_engine(store, "MERGE INTO")
+    schema = store.schema.arrow_schema()
     missing = [c for c in on if c not in schema.names or c not in source.column_names]
     if missing:
         raise PaimonLabError(f"MERGE INTO join columns {missing} must exist in both target and source")
-    target = table.to_arrow()
+    target = read_table(store)
     if matched_condition is not None:
         eligible = target.filter(matched_condition.to_expression())
     else:
@@ -242,7 +246,7 @@ def merge_into(table: "Table", source: pa.Table, on: Sequence[str], *,
                           join_type="left anti") if not_matched_insert else None
     if callable(not_matched_insert) and inserts is not None:
         inserts = not_matched_insert(inserts)
-    pk = table.schema.primary_keys
+    pk = store.schema.primary_keys
     new_rows: list[pa.Table] = []
     kinds: list[str] = []
     if matched.num_rows and (matched_update or matched_delete):
@@ -273,8 +277,8 @@ def merge_into(table: "Table", source: pa.Table, on: Sequence[str], *,
         if not new_rows:
             return None
         data = pa.concat_tables([r.select(schema.names).cast(schema) for r in new_rows])
-        return table.write(data, row_kinds=kinds)
-    return _merge_append(table, matched if (matched_update or matched_delete) else None, on, new_rows, kinds)
+        return write_rows(store, data, row_kinds=kinds)
+    return _merge_append(store, matched if (matched_update or matched_delete) else None, on, new_rows, kinds)
 
 
 def _source_view(joined: pa.Table, on: Sequence[str]) -> pa.Table:
@@ -285,13 +289,13 @@ def _source_view(joined: pa.Table, on: Sequence[str]) -> pa.Table:
     return pa.table(cols)
 
 
-def _merge_append(table: "Table", matched: pa.Table | None, on: Sequence[str], new_rows: list[pa.Table],
+def _merge_append(store: "FileStore", matched: pa.Table | None, on: Sequence[str], new_rows: list[pa.Table],
                   kinds: list[str]) -> int | None:
     """MERGE on an append table, as one commit: rewrite the files holding matched rows without
     them, and add the updated and inserted rows."""
     from paimon_lab.core.predicate import And, Leaf, Or, bind
 
-    schema = table.schema.arrow_schema()
+    schema = store.schema.arrow_schema()
     pred: Predicate | bool = False
     if matched is not None and matched.num_rows:
         keys = matched.select(list(on)).group_by(list(on)).aggregate([]).to_pylist()
@@ -302,4 +306,4 @@ def _merge_append(table: "Table", matched: pa.Table | None, on: Sequence[str], n
     extra = [r.select(schema.names).cast(schema) for r in new_rows]
     if pred is False and not extra:
         return None
-    return _rewrite_append(table, pred, None, extra)[0]
+    return rewrite_append(store, pred, None, extra)[0]

@@ -7,7 +7,6 @@ The filter is still applied to rows by the reader; pruning only skips what canno
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,7 +19,7 @@ from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
 
 if TYPE_CHECKING:
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 
 @dataclass
@@ -39,47 +38,28 @@ class DataSplit:
         return sum(f.row_count for f in self.files)
 
 
-class ManifestCache:
-    """Manifests never change once written, so their decoded entries can be kept."""
-
-    def __init__(self, capacity: int = 4096):
-        self.capacity = capacity
-        self.items: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
-
-    def get(self, name: str, load) -> list[ManifestEntry]:
-        got = self.items.get(name)
-        if got is None:
-            got = load(name)
-            self.items[name] = got
-            if len(self.items) > self.capacity:
-                self.items.popitem(last=False)
-        else:
-            self.items.move_to_end(name)
-        return got
-
-
 class FileStoreScan:
-    def __init__(self, table: "Table"):
-        self.table = table
+    def __init__(self, store: "FileStore"):
+        self.store = store
 
     def manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
-        mio = self.table.manifest_io
+        mio = self.store.manifest_io
         return mio.read_manifest_list(snapshot.base_manifest_list) + \
             mio.read_manifest_list(snapshot.delta_manifest_list)
 
     def _partition_stats_match(self, meta: ManifestFileMeta, pred: Predicate | None) -> bool:
         if pred is None:
             return True
-        fields = self.table.schema.partition_fields
+        fields = self.store.schema.partition_fields
         stats = decode_stats(meta.partition_stats, fields)
         return pred.may_match(stats, meta.num_added_files + meta.num_deleted_files)
 
     def read_entries(self, snapshot: Snapshot, partition_filter: Predicate | None = None,
                      bucket: int | None = None) -> list[ManifestEntry]:
         """Live ADD entries of a snapshot, restricted to matching partitions (and one bucket)."""
-        cache = self.table.manifest_cache
-        load = self.table.manifest_io.read_manifest
-        codec = self.table.partition_codec
+        cache = self.store.manifest_cache
+        load = self.store.manifest_io.read_manifest
+        codec = self.store.partition_codec
         names = [f.name for f in codec.fields]
         entries: list[ManifestEntry] = []
         for meta in self.manifests(snapshot):
@@ -118,20 +98,20 @@ class FileStoreScan:
         return out
 
     def file_may_match(self, file: DataFileMeta, pred: Predicate) -> bool:
-        fields = self.table.stats_fields(file)
+        fields = self.store.stats_fields(file)
         if fields and not pred.may_match(decode_stats(file.value_stats, fields), file.row_count):
             return False
-        if file.embedded_index and file.schema_id == self.table.schema.id:
+        if file.embedded_index and file.schema_id == self.store.schema.id:
             from paimon_lab.fileindex import FileIndexReader
 
-            return FileIndexReader(file.embedded_index, list(self.table.schema.fields)).may_match(pred)
+            return FileIndexReader(file.embedded_index, list(self.store.schema.fields)).may_match(pred)
         return True
 
     def bucket_selector(self, predicate: Predicate | None):
         """For a fixed-bucket table and a filter that pins every bucket-key column to a few values
         (``k = v``, ``k IN (...)``, combined with AND and OR), a function from an entry's total bucket
         count to the buckets that can hold matching rows (None: any bucket). Else None."""
-        schema = self.table.schema
+        schema = self.store.schema
         if predicate is None or schema.core.bucket <= 0:
             return None
         keys = schema.bucket_keys
@@ -174,7 +154,7 @@ class FileStoreScan:
 
     def plan(self, snapshot: Snapshot, predicate: Predicate | None = None) -> list[DataSplit]:
         """Splits of a snapshot: live files grouped by partition and bucket, pruned by ``predicate``."""
-        schema = self.table.schema
+        schema = self.store.schema
         part_names = {f.name for f in schema.partition_fields}
         part_pred = predicate.restrict(part_names) if predicate is not None else None
         entries = self.read_entries(snapshot, part_pred)
@@ -223,3 +203,15 @@ def _pinned_values(pred: Predicate, names: set[str]) -> dict[str, set]:
         common = set.intersection(*(set(b) for b in branches)) if branches else set()
         return {k: set().union(*(b[k] for b in branches)) for k in common}
     return {}
+
+
+def plan_splits(store: "FileStore", snap: Snapshot, pred: Predicate | None, read_optimized: bool = False) -> list[DataSplit]:
+    """The splits a read of ``snap`` touches; ``read_optimized``: only the top level of a
+    primary-key table (Paimon's ``$ro``), which needs no merging."""
+    splits = FileStoreScan(store).plan(snap, pred)
+    if read_optimized and store.schema.primary_keys:
+        top = store.num_levels - 1
+        splits = [DataSplit(s.partition, s.bucket, [f for f in s.files if f.level == top], s.snapshot_id, s.snapshot)
+                  for s in splits]
+        splits = [s for s in splits if s.files]
+    return splits

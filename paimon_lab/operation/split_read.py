@@ -5,27 +5,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from paimon_lab.core.file_format import read_file
 from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import DataFileMeta
 from paimon_lab.utils.parallel import WORKERS, thread_map
 from paimon_lab.core.predicate import Predicate, filter_table
-from paimon_lab.operation.scan import DataSplit
+from paimon_lab.operation.scan import DataSplit, plan_splits
 from paimon_lab.core.schema import TableSchema
 
 if TYPE_CHECKING:
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 
 class TableRead:
     """Reads the rows of splits as the table's current schema, projected to ``columns``."""
 
-    def __init__(self, table: "Table", columns: Sequence[str] | None = None,
+    def __init__(self, store: "FileStore", columns: Sequence[str] | None = None,
                  predicate: Predicate | None = None, limit: int | None = None):
-        self.table = table
-        self.schema: TableSchema = table.schema
+        self.store = store
+        self.schema: TableSchema = store.schema
         self.columns = list(columns) if columns is not None else self.schema.field_names
         self.predicate = predicate
         self.limit = limit
@@ -54,11 +53,11 @@ class TableRead:
             return True
         from paimon_lab.fileindex import FileIndexReader
 
-        data = self.table.file_io.read_bytes(join(self.table.bucket_path(split.partition, split.bucket), index[0]))
+        data = self.store.file_io.read_bytes(join(self.store.bucket_path(split.partition, split.bucket), index[0]))
         return FileIndexReader(data, list(self.schema.fields)).may_match(self.predicate)
 
     def _deletion_vector(self, split: DataSplit, file: DataFileMeta):
-        t = self.table
+        t = self.store
         if not t.schema.core.get("deletion-vectors.enabled") or (split.snapshot is None and not split.snapshot_id):
             return None
         _, dvs = t.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
@@ -68,7 +67,7 @@ class TableRead:
                        predicate: Predicate | None = None) -> pa.Table:
         """Rows of one file in the current schema (columns mapped by field id). Without a
         ``predicate`` every physical row is returned, in file order (deletion-vector positions)."""
-        t = self.table
+        t = self.store
         path = join(t.bucket_path(split.partition, split.bucket), file.file_name) \
             if file.external_path is None else file.external_path
         needed = list(columns) if columns is not None else self.schema.field_names
@@ -110,10 +109,11 @@ class TableRead:
         matches a value filter never comes back."""
         from paimon_lab.mergetree.compact_rewriter import BucketFiles, drop_retracts, merge_order, merge_sorted
         from paimon_lab.mergetree.reader import MergeReader, supports_fast_merge
+        from paimon_lab.mergetree.merge_function import merge_function_of
 
-        t = self.table
+        t = self.store
         layout = t.kv_layout
-        merge_fn = t.merge_function
+        merge_fn = merge_function_of(t)
         reader = MergeReader(t, split.partition, split.bucket, self.inner_threads)
         needed = self._needed_columns()
         if t.schema.core.get("deletion-vectors.enabled"):
@@ -122,7 +122,7 @@ class TableRead:
             values = reader.read_with_deletion_vectors([f for f in split.files if f.level > 0], dvs, needed,
                                                        self.predicate)
         else:
-            from paimon_lab.mergetree.writer import batch_scan_skips_level0
+            from paimon_lab.store.file_store import batch_scan_skips_level0
 
             chosen = merge_order([f for f in split.files if f.level > 0] if batch_scan_skips_level0(t.schema.core)
                                  else split.files)
@@ -142,7 +142,7 @@ class TableRead:
         return filter_table(values, self.predicate)
 
     def read(self, splits: Sequence[DataSplit]) -> pa.Table:
-        if self.table.schema.primary_keys:
+        if self.store.schema.primary_keys:
             return self._finish(self._read_parts(self._read_merged, splits))
         jobs = [(s, f) for s in splits for f in s.files]
         return self._finish(self._read_parts(lambda job: self._read_file(*job), jobs))
@@ -170,4 +170,14 @@ class TableRead:
         return result.select(self.columns).cast(self.output_schema)
 
 
-__all__ = ["TableRead", "pc"]
+
+
+def read_table(store: "FileStore", columns: Sequence[str] | None = None, predicate: Predicate | None = None, *,
+               snapshot_id: int | None = None, tag: str | None = None, timestamp_millis: int | None = None,
+               limit: int | None = None, read_optimized: bool = False) -> pa.Table:
+    """Read a snapshot of the table (latest, or by id, tag or time) as Arrow."""
+    snap = store.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+    reader = TableRead(store, columns, predicate, limit)
+    if snap is None:
+        return reader.output_schema.empty_table()
+    return reader.read(plan_splits(store, snap, predicate, read_optimized))

@@ -21,9 +21,12 @@ import pyarrow.compute as pc
 
 from paimon_lab.core.consumer import ConsumerManager
 from paimon_lab.errors import PaimonLabError, SnapshotNotExistError
+from paimon_lab.operation.changes import changes
+from paimon_lab.operation.split_read import read_table
+from paimon_lab.operation.changes import snapshot_changes
 
 if TYPE_CHECKING:
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 MODES = ("latest-full", "full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp", "incremental")
 
@@ -39,13 +42,13 @@ class StreamBatch:
         return self.rows.num_rows
 
 
-def _resolve(table: "Table", ref) -> int:
+def _resolve(store: "FileStore", ref) -> int:
     if isinstance(ref, str) and not ref.isdigit():
-        return table.tag_manager.get(ref).snapshot.id
+        return store.tag_manager.get(ref).snapshot.id
     return int(ref)
 
 
-def stream(table: "Table", *, mode: str = "latest-full", snapshot_id: int | None = None,
+def stream(store: "FileStore", *, mode: str = "latest-full", snapshot_id: int | None = None,
            timestamp_millis: int | None = None, incremental_between: tuple | None = None,
            consumer_id: str | None = None, columns: Sequence[str] | None = None,
            timeout: float | None = None, poll_interval: float = 0.2) -> Iterator[StreamBatch]:
@@ -56,15 +59,15 @@ def stream(table: "Table", *, mode: str = "latest-full", snapshot_id: int | None
     """
     if mode not in MODES:
         raise PaimonLabError(f"Unknown scan mode '{mode}'; use one of {', '.join(MODES)}")
-    sm = table.snapshot_manager
-    consumers = ConsumerManager(table) if consumer_id else None
-    names = list(columns) if columns is not None else table.schema.field_names
+    sm = store.snapshot_manager
+    consumers = ConsumerManager(store) if consumer_id else None
+    names = list(columns) if columns is not None else store.schema.field_names
     next_id: int | None = None
     if mode == "incremental":
         if incremental_between is None:
             raise PaimonLabError("mode 'incremental' needs incremental_between=(start, end)")
-        start, end = (_resolve(table, x) for x in incremental_between)
-        rows = table.changes(start, end, columns=names)
+        start, end = (_resolve(store, x) for x in incremental_between)
+        rows = changes(store, start, end, columns=names)
         yield StreamBatch(end, "INCREMENTAL", rows)
         return
     resumed = consumers.get(consumer_id) if consumers else None
@@ -73,7 +76,7 @@ def stream(table: "Table", *, mode: str = "latest-full", snapshot_id: int | None
     elif mode in ("latest-full", "full", "from-snapshot-full"):
         snap = sm.latest() if mode != "from-snapshot-full" else sm.snapshot(_required(snapshot_id, mode))
         if snap is not None:
-            full = table.to_arrow(columns=names, snapshot_id=snap.id)
+            full = read_table(store, columns=names, snapshot_id=snap.id)
             yield StreamBatch(snap.id, snap.commit_kind,
                               full.add_column(0, "rowkind", pa.array(["+I"] * full.num_rows, pa.string())))
             next_id = snap.id + 1
@@ -101,7 +104,7 @@ def stream(table: "Table", *, mode: str = "latest-full", snapshot_id: int | None
                         f"Snapshot {next_id} the stream needs has expired (earliest is {earliest}); "
                         "use a consumer id so expiration keeps it") from None
                 raise
-            rows = table.snapshot_changes(snap, names)
+            rows = snapshot_changes(store, snap, names)
             next_id += 1
             if rows.num_rows:
                 yield StreamBatch(snap.id, snap.commit_kind, rows)

@@ -38,7 +38,7 @@ from paimon_lab.errors import PaimonLabError, SchemaError, TableNotExistError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind
 from paimon_lab.table import Table
-from paimon_lab.operation.append_write import CommitMessage
+from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.spark.filters import conjunction, translate
 from paimon_lab.spark.types import arrow_schema_for, conform, spark_schema
 
@@ -224,7 +224,7 @@ class PaimonReader(DataSourceReader):
         from paimon_lab.operation.split_read import TableRead
 
         table = _open_checked(self.ref, self.ids)
-        rows = TableRead(table, self.columns, self.predicate).read([partition.split])
+        rows = TableRead(table.store, self.columns, self.predicate).read([partition.split])
         return _batches(rows, self.target)
 
 
@@ -271,7 +271,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.consumer_id:
             from paimon_lab.core.consumer import ConsumerManager
 
-            got = ConsumerManager(table).get(self.consumer_id)
+            got = ConsumerManager(table.store).get(self.consumer_id)
             if got is not None:
                 return {"snapshot": got.next_snapshot - 1}
         mode = self.mode
@@ -335,7 +335,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         table = self._table()
         if partition.kind == "split":
-            rows = TableRead(table, self.columns).read([partition.split])
+            rows = TableRead(table.store, self.columns).read([partition.split])
             if self.rowkind:
                 rows = rows.add_column(0, "rowkind", pa.array(["+I"] * rows.num_rows, pa.string()))
         else:
@@ -352,7 +352,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.consumer_id and end.get("snapshot", -1) >= 0:
             from paimon_lab.core.consumer import ConsumerManager
 
-            ConsumerManager(self._table()).record(self.consumer_id, end["snapshot"] + 1)
+            ConsumerManager(self._table().store).record(self.consumer_id, end["snapshot"] + 1)
 
 
 # ---------------------------------------------------------------------------------------- writes
@@ -412,7 +412,7 @@ def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch
     table = ref.open()
     sm = table.snapshot_manager
     snapshot = (sm.snapshot(snapshot_id) if snapshot_id is not None else None) if pinned else sm.latest()
-    writer = task_writer(table, str(uuid.uuid4()), snapshot, task_index(), overwrite=overwrite,
+    writer = task_writer(table.store, str(uuid.uuid4()), snapshot, task_index(), overwrite=overwrite,
                          file_uuid=_task_file_uuid(job) if job else None)
     try:
         for batch in batches:
@@ -480,7 +480,7 @@ def check_single_writer(table: Table, tasks: list[PaimonCommitMessage]) -> None:
     writer. :func:`paimon_lab.spark.write_table` writes such tables from one task."""
     from paimon_lab.spark.shared import cross_partition
 
-    if not cross_partition(table):
+    if not cross_partition(table.store):
         return
     writers = [t for t in tasks if t.messages]
     if len(writers) > 1:
@@ -492,7 +492,7 @@ def check_single_writer(table: Table, tasks: list[PaimonCommitMessage]) -> None:
 
 def _partition_predicate(table: Table, messages: list[CommitMessage]) -> Predicate | None:
     """The partitions the new files land in (dynamic partition overwrite), or None if none."""
-    codec = table.partition_codec
+    codec = table.store.partition_codec
     written = sorted({m.partition for m in messages if m.new_files})
     if not written:
         return None
@@ -518,16 +518,16 @@ def commit_messages(table: Table, commit_user: str, tasks: list[PaimonCommitMess
         namer = FileNamer("index-")
         if job:
             namer.uuid = _task_file_uuid(job)
-        messages += merge_hash_index(table, snap, [t.hashes for t in tasks if t.hashes], namer)
+        messages += merge_hash_index(table.store, snap, [t.hashes for t in tasks if t.hashes], namer)
         target: Predicate | bool | None = None
         if overwrite:
             target = _partition_predicate(table, messages) if (dynamic and table.partition_keys) else True
         kw = {} if identifier is None else {"identifier": identifier}
         if target is None and not messages:
             return None
-        first, second = FileStoreCommit(table, commit_user).commit(messages, overwrite=target, **kw)
+        first, second = FileStoreCommit(table.store, commit_user).commit(messages, overwrite=target, **kw)
     except BaseException:
-        table.discard(messages)
+        table.store.discard(messages)
         raise
     sid = first if first is not None else second
     _compact_after_commit(table, commit_user, {(m.partition, m.bucket) for m in messages if m.new_files}, kw)
@@ -548,15 +548,15 @@ def _compact_after_commit(table: Table, commit_user: str, touched: set, kw: dict
         table.refresh()
         compacted: list[CommitMessage] = []
         try:
-            compacted = commit_compaction(table, commit_user, touched)
+            compacted = commit_compaction(table.store, commit_user, touched)
             if compacted:
-                FileStoreCommit(table, commit_user).commit(compacted, **kw)
+                FileStoreCommit(table.store, commit_user).commit(compacted, **kw)
             return
         except CommitConflictError:
-            table.discard(compacted)
+            table.store.discard(compacted)
             continue
         except BaseException:
-            table.discard(compacted)
+            table.store.discard(compacted)
             raise
     warnings.warn(f"{table.identifier}: the written buckets were not compacted (other commits kept winning); "
                   "run paimon_lab.spark.compact or Table.compact", stacklevel=2)
@@ -577,7 +577,7 @@ class PaimonWriter(DataSourceArrowWriter):
         from paimon_lab.spark.shared import cross_partition
 
         table = self.ref.open()
-        if cross_partition(table):
+        if cross_partition(table.store):
             return _stage_task(table, iterator, self.job)
         return _write_task(self.ref, self.overwrite, iterator, self.job, self.snapshot_id, pinned=True)
 
@@ -593,7 +593,7 @@ class PaimonWriter(DataSourceArrowWriter):
     def abort(self, messages: list) -> None:
         msgs, _ = _messages(messages)
         table = self.ref.open()
-        table.discard(msgs)
+        table.store.discard(msgs)
         # Tasks Spark is still killing (spark.python.task.killTimeout: 2 s) may write files after
         # this: sweep until two sweeps in a row find nothing, for at least 3 s (at most 10).
         quiet = 0
@@ -643,13 +643,13 @@ class PaimonStreamWriter(_StreamWriterBase):
         msgs, tasks = _messages(messages)
         done = last_committed_batch(table, self.commit_user)
         if done is not None and batchId <= done:
-            table.discard(msgs)  # replayed after a restart: already in the table
+            table.store.discard(msgs)  # replayed after a restart: already in the table
             return
         commit_messages(table, self.commit_user, tasks, overwrite=self.overwrite, identifier=batchId)
 
     def abort(self, messages: list, batchId: int) -> None:
         msgs, _ = _messages(messages)
-        self.ref.open().discard(msgs)
+        self.ref.open().store.discard(msgs)
 
 
 def _as_batches(iterator: Iterator, columns: list[str]) -> Iterator[pa.RecordBatch]:

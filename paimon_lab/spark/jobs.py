@@ -13,8 +13,9 @@ from paimon_lab.core import binary_row
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.errors import CommitError, PaimonLabError, TableNotExistError
 from paimon_lab.table import Table
-from paimon_lab.operation.append_write import CommitMessage
+from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.spark.datasource import SHORT_NAME, TableRef, create_table, table_ref
+from paimon_lab.operation.scan import FileStoreScan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -163,16 +164,16 @@ def _compact_task(ref: TableRef, commit_user: str, full: bool, jobs: list[tuple]
     store = None
     try:
         if table.schema.primary_keys:
-            from paimon_lab.mergetree.writer import KeyValueFileStoreWrite
+            from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
 
-            store = KeyValueFileStoreWrite(table, commit_user)
+            store = KeyValueFileStoreWrite(table.store, commit_user)
             for part, bucket, _, _ in jobs:
                 store.writer(part, bucket).compact_until_done(full)
             messages = [m for m in (w.prepare_commit(False) for w in store.writers.values()) if m.compacted]
         else:
             from paimon_lab.operation.append_compact import AppendCompactor
 
-            compactor = AppendCompactor(table)
+            compactor = AppendCompactor(table.store)
             snapshot = table.snapshot_manager.snapshot(snapshot_id) if snapshot_id is not None else None
             for part, bucket, total, files in jobs:
                 msg = compactor.compact(part, bucket, total, files, full, snapshot)
@@ -183,7 +184,7 @@ def _compact_task(ref: TableRef, commit_user: str, full: bool, jobs: list[tuple]
     except BaseException:
         if store is not None:
             store.abort()
-        table.discard(messages)
+        table.store.discard(messages)
         return "error", traceback.format_exc()
     return "ok", messages
 
@@ -201,7 +202,7 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
     if latest is None:
         return None
     jobs = [(part, bucket, entries[0].total_buckets, [e.file for e in entries])
-            for (part, bucket), entries in table.store_scan().files_by_bucket(latest).items()]
+            for (part, bucket), entries in FileStoreScan(table.store).files_by_bucket(latest).items()]
     if not jobs:
         return None
     n = max(1, min(len(jobs), parallelism or spark.sparkContext.defaultParallelism))
@@ -218,16 +219,16 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
     messages = [m for status, value in results if status == "ok" for m in value]
     errors = [value for status, value in results if status == "error"]
     if errors:
-        table.discard(messages)
+        table.store.discard(messages)
         first = errors[0].rstrip().splitlines()[-1] if errors[0].strip() else "?"
         raise CommitError(f"{first}\nCompaction of {ref.name} failed in {len(errors)} task(s); nothing was "
                           "committed:\n" + errors[0])
     if not messages:
         return None
     try:
-        _, compact_id = FileStoreCommit(table, commit_user).commit(messages)
+        _, compact_id = FileStoreCommit(table.store, commit_user).commit(messages)
     except BaseException:
-        table.discard(messages)
+        table.store.discard(messages)
         raise
     return compact_id
 

@@ -36,22 +36,26 @@ every task may write every bucket, and this module makes that give the result on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner, PartitionIndex, live_index_entries
+from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner, PartitionIndex
+from paimon_lab.store.index_files import live_index_entries
 from paimon_lab.errors import PaimonLabError, SchemaError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.hash_index import read_hash_index, write_hash_index
 from paimon_lab.core.index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path
 from paimon_lab.core.manifest import FileNamer
-from paimon_lab.mergetree.writer import KeyValueFileStoreWrite
-from paimon_lab.operation.append_write import AppendWriter, CommitMessage
+from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
+from paimon_lab.operation.append_write import AppendWriter
+from paimon_lab.store.commit_message import CommitMessage
+from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.operation.split_read import read_table
 
 if TYPE_CHECKING:
     from paimon_lab.core.snapshot import Snapshot
-    from paimon_lab.table import Table
+    from paimon_lab.store.file_store import FileStore
 
 SEQUENCE_STRIDE = 1 << 32  # sequence numbers one task may use in one bucket
 
@@ -66,13 +70,13 @@ def task_index() -> int:
     return int(ctx.partitionId()) if ctx is not None else 0
 
 
-def _restore(table: "Table", snapshot: "Snapshot | None", dynamic: bool, total_buckets: int) -> dict:
+def _restore(store: "FileStore", snapshot: "Snapshot | None", dynamic: bool, total_buckets: int) -> dict:
     out = {}
-    for key, entries in table.store_scan().files_by_bucket(snapshot).items() if snapshot is not None else ():
+    for key, entries in FileStoreScan(store).files_by_bucket(snapshot).items() if snapshot is not None else ():
         stale = [e for e in entries if e.total_buckets != total_buckets and not dynamic]
         if stale:
             raise SchemaError(
-                f"Partition {table.partition_codec.to_dict(key[0])} was written with {stale[0].total_buckets} "
+                f"Partition {store.partition_codec.to_dict(key[0])} was written with {stale[0].total_buckets} "
                 f"buckets but the table now has {total_buckets}; rescale it with an overwrite of that partition first")
         out[key] = [e.file for e in entries]
     return out
@@ -92,8 +96,8 @@ def _mix(hashes: np.ndarray) -> np.ndarray:
 class SharedPartitionIndex(PartitionIndex):
     """A partition's pinned HASH index; new keys are placed by hash alone (see module doc)."""
 
-    def __init__(self, table: "Table", partition: bytes, entries: list, target_rows: int, new_buckets: int):
-        super().__init__(table, partition, entries, target_rows)
+    def __init__(self, store: "FileStore", partition: bytes, entries: list, target_rows: int, new_buckets: int):
+        super().__init__(store, partition, entries, target_rows)
         counts = self.counts()
         room = sorted(b for b, c in counts.items() if c < target_rows)
         if not room:
@@ -121,21 +125,21 @@ class SharedPartitionIndex(PartitionIndex):
 
 
 class SharedBucketAssigner(DynamicBucketAssigner):
-    def __init__(self, table: "Table", snapshot: "Snapshot | None"):
-        super().__init__(table)
+    def __init__(self, store: "FileStore", snapshot: "Snapshot | None"):
+        super().__init__(store)
         self.snapshot = snapshot
-        self.new_buckets = table.schema.core.get("dynamic-bucket.initial-buckets") or 1
+        self.new_buckets = store.schema.core.get("dynamic-bucket.initial-buckets") or 1
 
     def index_for(self, partition: bytes) -> PartitionIndex:
         idx = self.partitions.get(partition)
         if idx is None:
             if self._entries is None:
                 self._entries = {}
-                entries = live_index_entries(self.table, HASH_INDEX, self.snapshot) if self.snapshot else []
+                entries = live_index_entries(self.store, HASH_INDEX, self.snapshot) if self.snapshot else []
                 for e in entries:
                     self._entries.setdefault(e.partition, []).append(e)
             idx = self.partitions[partition] = SharedPartitionIndex(
-                self.table, partition, self._entries.get(partition, []), self.target, self.new_buckets)
+                self.store, partition, self._entries.get(partition, []), self.target, self.new_buckets)
         return idx
 
     def index_changes(self) -> dict:
@@ -149,14 +153,14 @@ class SharedKeyValueWrite(KeyValueFileStoreWrite):
     """A primary-key writer for one task of a shared write: pinned snapshot, its own sequence
     range per bucket, no compaction."""
 
-    def __init__(self, table: "Table", commit_user: str, snapshot: "Snapshot | None", task: int, *,
+    def __init__(self, store: "FileStore", commit_user: str, snapshot: "Snapshot | None", task: int, *,
                  overwrite: bool = False, file_uuid: str | None = None):
-        super().__init__(table, commit_user, overwrite, file_uuid=file_uuid)
+        super().__init__(store, commit_user, overwrite, file_uuid=file_uuid)
         self.snapshot, self.task = snapshot, task
         self.write_only = True
         self.compact_at_commit = False
         if self.dynamic:
-            self.assigner = SharedBucketAssigner(table, snapshot)
+            self.assigner = SharedBucketAssigner(store, snapshot)
         self._limits: dict[tuple[bytes, int], int] = {}
 
     def _full_compaction_due(self) -> bool:
@@ -168,7 +172,7 @@ class SharedKeyValueWrite(KeyValueFileStoreWrite):
     def restored(self) -> dict:
         if self._restored is None:
             snap = None if self.ignore_previous_files else self.snapshot
-            self._restored = _restore(self.table, snap, self.dynamic, self.total_buckets)
+            self._restored = _restore(self.store, snap, self.dynamic, self.total_buckets)
         return self._restored
 
     def _locations(self):
@@ -178,11 +182,11 @@ class SharedKeyValueWrite(KeyValueFileStoreWrite):
             arrow = self.schema.arrow_schema()
             cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
                                                      if k not in self.schema.primary_keys]
-            self._key_locations = pa.table({c: pa.array([], arrow.field(c).type) for c in cols})
+            self._key_locations = pa.store({c: pa.array([], arrow.field(c).type) for c in cols})
         if self._key_locations is None:
             cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
                                                      if k not in self.schema.primary_keys]
-            self._key_locations = self.table.to_arrow(columns=cols, snapshot_id=self.snapshot.id)
+            self._key_locations = read_table(self.store, cols, snapshot_id=self.snapshot.id)
         return self._key_locations
 
     def writer(self, partition: bytes, bucket: int):
@@ -210,16 +214,16 @@ class SharedAppendWrite(AppendWriter):
     """An append writer for one task of a shared write: pinned snapshot, its own sequence range
     per bucket (fixed-bucket tables), no compaction."""
 
-    def __init__(self, table: "Table", commit_user: str, snapshot: "Snapshot | None", task: int, *,
+    def __init__(self, store: "FileStore", commit_user: str, snapshot: "Snapshot | None", task: int, *,
                  overwrite: bool = False, file_uuid: str | None = None):
-        super().__init__(table, commit_user, overwrite, file_uuid=file_uuid)
+        super().__init__(store, commit_user, overwrite, file_uuid=file_uuid)
         self.snapshot, self.task = snapshot, task
 
     def restored(self) -> dict:
         if self._restored is None:
             snap = None if self.ignore_previous_files else self.snapshot
             self._restored_snapshot = snap
-            self._restored = {k: [e.file for e in v] for k, v in self.table.store_scan().files_by_bucket(snap).items()} \
+            self._restored = {k: [e.file for e in v] for k, v in FileStoreScan(self.store).files_by_bucket(snap).items()} \
                 if snap is not None else {}
         return self._restored
 
@@ -240,18 +244,18 @@ class SharedAppendWrite(AppendWriter):
         return {}
 
 
-def task_writer(table: "Table", commit_user: str, snapshot: "Snapshot | None", task: int, *, overwrite: bool,
+def task_writer(store: "FileStore", commit_user: str, snapshot: "Snapshot | None", task: int, *, overwrite: bool,
                 file_uuid: str | None):
-    cls = SharedKeyValueWrite if table.schema.primary_keys else SharedAppendWrite
-    return cls(table, commit_user, snapshot, task, overwrite=overwrite, file_uuid=file_uuid)
+    cls = SharedKeyValueWrite if store.schema.primary_keys else SharedAppendWrite
+    return cls(store, commit_user, snapshot, task, overwrite=overwrite, file_uuid=file_uuid)
 
 
-def cross_partition(table: "Table") -> bool:
-    s = table.schema
+def cross_partition(store: "FileStore") -> bool:
+    s = store.schema
     return bool(s.primary_keys) and s.core.bucket <= 0 and any(k not in s.primary_keys for k in s.partition_keys)
 
 
-def merge_hash_index(table: "Table", snapshot: "Snapshot | None",
+def merge_hash_index(store: "FileStore", snapshot: "Snapshot | None",
                      added: list[dict[tuple[bytes, int], np.ndarray]], namer: FileNamer) -> list[CommitMessage]:
     """One new HASH index file per bucket that gained keys in any task: the pinned file's hashes
     plus every task's, replacing the pinned file."""
@@ -261,56 +265,55 @@ def merge_hash_index(table: "Table", snapshot: "Snapshot | None",
             wanted.setdefault(key, []).append(hashes)
     if not wanted:
         return []
-    pinned = {(e.partition, e.bucket): e for e in (live_index_entries(table, HASH_INDEX, snapshot) if snapshot else [])}
+    pinned = {(e.partition, e.bucket): e for e in (live_index_entries(store, HASH_INDEX, snapshot) if snapshot else [])}
     out = []
     for (part, bucket), parts in sorted(wanted.items()):
         old = pinned.get((part, bucket))
         if old is not None:
-            parts = parts + [read_hash_index(table.file_io.read_bytes(index_file_path(table.path, old.index_file)))]
+            parts = parts + [read_hash_index(store.file_io.read_bytes(index_file_path(store.path, old.index_file)))]
         hashes = np.unique(np.concatenate(parts).astype(np.int32))
         data = write_hash_index(hashes)
         name = namer.next()
-        table.file_io.write_bytes(join(table.path, "index", name), data)
+        store.file_io.write_bytes(join(store.path, "index", name), data)
         changes = [] if old is None else [IndexManifestEntry(1, part, bucket, old.index_file)]
         changes.append(IndexManifestEntry(0, part, bucket, IndexFileMeta.for_hash(name, len(data), len(hashes))))
-        out.append(CommitMessage(part, bucket, table.schema.core.bucket, index_changes=changes))
+        out.append(CommitMessage(part, bucket, store.schema.core.bucket, index_changes=changes))
     return out
 
 
-def commit_compaction(table: "Table", commit_user: str, touched: set[tuple[bytes, int]]) -> list[CommitMessage]:
+def commit_compaction(store: "FileStore", commit_user: str, touched: set[tuple[bytes, int]]) -> list[CommitMessage]:
     """The compaction the writers of ``touched`` buckets would have done at commit, on the latest
     snapshot (just committed): see the module doc. Returns the messages to commit (COMPACT)."""
-    core = table.schema.core
+    core = store.schema.core
     if core.get("write-only") or not touched:
         return []
     messages: list[CommitMessage] = []
-    if table.schema.primary_keys:
-        from paimon_lab.mergetree.writer import MergeTreeWriter
+    if store.schema.primary_keys:
         from paimon_lab.utils.parallel import thread_map
 
-        store = KeyValueFileStoreWrite(table, commit_user)
-        restored = store.restored()
+        write = KeyValueFileStoreWrite(store, commit_user)
+        restored = write.restored()
         keys = sorted(k for k in touched if k in restored)
-        full = store._full_compaction_due()
-        writers = [store.writer(p, b) for p, b in keys]
+        full = write._full_compaction_due()
+        writers = [write.writer(p, b) for p, b in keys]
 
         def run(w) -> CommitMessage:
-            if not full and not store.compact_at_commit and not store.dv_enabled:
+            if not full and not write.compact_at_commit and not write.dv_enabled:
                 w.compact(full=False)  # what a flush would have triggered
             return w.prepare_commit(full)
 
         try:
             done = thread_map(run, writers, desc="compacting written buckets", unit="bucket")
         except BaseException:
-            store.abort()
+            write.abort()
             raise
         messages = [m for m in done if m.compacted]
     elif core.bucket > 0:
         from paimon_lab.operation.append_compact import AppendCompactor
 
-        latest = table.snapshot_manager.latest()
-        files = table.store_scan().files_by_bucket(latest)
-        compactor = AppendCompactor(table)
+        latest = store.snapshot_manager.latest()
+        files = FileStoreScan(store).files_by_bucket(latest)
+        compactor = AppendCompactor(store)
         for key in sorted(touched):
             entries = files.get(key)
             if not entries:
@@ -319,7 +322,7 @@ def commit_compaction(table: "Table", commit_user: str, touched: set[tuple[bytes
                 msg = compactor.compact(key[0], key[1], entries[0].total_buckets, [e.file for e in entries],
                                         full=False, snapshot=latest)
             except BaseException:
-                table.discard(messages)
+                store.discard(messages)
                 raise
             if msg is not None:
                 messages.append(msg)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -591,13 +590,7 @@ def _merge(session: "Session", rw, node: exp.Merge):
         session.last_snapshot_id = table.write(pa.concat_tables(extra))
         return None
     pred = identity_predicate(current.take(pa.array(affected)), table)
-    from paimon_lab.operation import row_dml as engine_dml
+    from paimon_lab.operation.row_dml import rewrite_append
 
-    rewrite_append = getattr(engine_dml, "_rewrite_append", None)
-    if rewrite_append is not None:
-        session.last_snapshot_id = rewrite_append(table, pred, None, extra)[0]
-    else:  # pragma: no cover - fallback: two commits
-        warnings.warn("MERGE on an append table is committed in two steps (delete, then write)", stacklevel=2)
-        table.delete(filter=pred)
-        session.last_snapshot_id = table.write(pa.concat_tables(extra)) if extra else None
+    session.last_snapshot_id = rewrite_append(table.store, pred, None, extra)[0]
     return None

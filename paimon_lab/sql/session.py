@@ -382,7 +382,7 @@ class Session:
                 if system not in ("audit_log", "binlog"):
                     raise error(f"'incremental-between' does not apply to system table '{system}'")
                 start, end = scan["incremental"]
-                return ArrowRelation(full, lambda: st.system_table(table, system, start_snapshot=start,
+                return ArrowRelation(full, lambda: table.system(system, start_snapshot=start,
                                                                     snapshot_id=end))
             at = scan["at"]
             kwargs = {}
@@ -395,7 +395,7 @@ class Session:
                 kwargs["snapshot_id"] = snap.id
             if kwargs and system not in st.TIME_TRAVEL_TABLES:
                 raise error(f"System table '{system}' does not read a snapshot; time travel does not apply")
-            return ArrowRelation(full, lambda: st.system_table(table, system, **kwargs))
+            return ArrowRelation(full, lambda: table.system(system, **kwargs))
         if scan.get("incremental"):
             start, end = scan["incremental"]
             return ChangesRelation(table, start, end, label=full)
@@ -538,7 +538,7 @@ class Session:
     # ------------------------------------------------------------------ dispatch
     def _execute(self, text: str) -> pa.Table | None:
         from paimon_lab.core.options import OPTIONS, TYPE_LENGTH_ENFORCER
-        from paimon_lab.operation.append_write import length_enforcer_override
+        from paimon_lab.operation.write_input import length_enforcer_override
         from paimon_lab.sql.statements import dispatch
 
         enforcer = self.setting(TYPE_LENGTH_ENFORCER)

@@ -1062,7 +1062,6 @@ def _truncate(session: "Session", ts: TokenStream):
 
 
 def _analyze(session: "Session", ts: TokenStream):
-    from paimon_lab.system_tables import analyze
 
     ts.expect_kw("ANALYZE")
     ts.expect_kw("TABLE")
@@ -1077,7 +1076,7 @@ def _analyze(session: "Session", ts: TokenStream):
             columns.append(ts.identifier("a column name"))
     ts.expect_end()
     table = session.get_table(parts, error=lambda m: ts.error(m, tok))
-    session.last_snapshot_id = analyze(table, columns)
+    session.last_snapshot_id = table.analyze(columns)
     return None
 
 

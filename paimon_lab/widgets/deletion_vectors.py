@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_partition, html_table, kv_table,
                                         FigureSlot)
+from paimon_lab.operation.scan import FileStoreScan
 
 if TYPE_CHECKING:
     from paimon_lab.table import Table
@@ -27,8 +28,8 @@ def deleted_rows(table: "Table", partition: bytes, bucket: int, file, positions:
     from paimon_lab.core.file_format import read_file
 
     positions = np.asarray(positions[:max_rows], dtype=np.int64)
-    schema = table.schema_for(file.schema_id)
-    path = file.external_path or join(table.bucket_path(partition, bucket), file.file_name)
+    schema = table.store.schema_for(file.schema_id)
+    path = file.external_path or join(table.store.bucket_path(partition, bucket), file.file_name)
     if table.primary_keys:
         from paimon_lab.core.key_value import (KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KIND_NAMES,
                                              KeyValueLayout)
@@ -107,7 +108,7 @@ class DeletionVectorView(W.VBox):
         try:
             dvs = self.table.deletion_vectors(sid)
             snap = self.table.snapshot(sid)
-            self._files = {e.file.file_name: e for e in self.table.store_scan().read_entries(snap)}
+            self._files = {e.file.file_name: e for e in FileStoreScan(self.table.store).read_entries(snap)}
         except Exception as e:  # noqa: BLE001
             self.overview_html.value = error_html(e)
             return

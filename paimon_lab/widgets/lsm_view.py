@@ -185,7 +185,7 @@ class LsmView(W.VBox):
         self.files = df = df.reset_index(drop=True)
         col, label = COLOR_BY[self.color_selector.value]
         starts, ends, ticks = self._extent(df)
-        num_levels = max(self.table.kv_layout_num_levels() if self.table.primary_keys else 1,
+        num_levels = max(self.table.store.num_levels if self.table.primary_keys else 1,
                          int(df["level"].max()) + 1 if len(df) else 1)
         ys, widths = [], []
         for i in range(len(df)):

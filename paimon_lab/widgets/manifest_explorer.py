@@ -37,20 +37,20 @@ def decode_file(table: "Table", entry: "ManifestEntry") -> dict:
     from paimon_lab.core.stats import decode_stats
 
     f: DataFileMeta = entry.file
-    key_types = table.kv_layout.key_types if table.primary_keys else []
-    key_fields = table.kv_layout.key_fields if table.primary_keys else []
+    key_types = table.store.kv_layout.key_types if table.primary_keys else []
+    key_fields = table.store.kv_layout.key_fields if table.primary_keys else []
 
     def key(data: bytes):
         if not key_types or not data:
             return None
         return tuple(binary_row.deserialize(data, key_types))
 
-    value_fields = table.stats_fields(f)
+    value_fields = table.store.stats_fields(f)
     value_stats = decode_stats(f.value_stats, value_fields) if value_fields else {}
     key_stats = decode_stats(f.key_stats, key_fields) if key_fields and f.key_stats.min_values else {}
     return {
         "_KIND": KINDS.get(entry.kind, entry.kind),
-        "_PARTITION": entry.partition, "partition": table.partition_codec.to_dict(entry.partition),
+        "_PARTITION": entry.partition, "partition": table.store.partition_codec.to_dict(entry.partition),
         "_BUCKET": entry.bucket, "_TOTAL_BUCKETS": entry.total_buckets,
         "_FILE_NAME": f.file_name, "_FILE_SIZE": f.file_size, "_ROW_COUNT": f.row_count,
         "_MIN_KEY": f.min_key, "min_key": key(f.min_key), "_MAX_KEY": f.max_key, "max_key": key(f.max_key),
@@ -72,7 +72,7 @@ def _stats_table(stats: dict) -> str:
 
 
 def entries_frame(table: "Table", entries: list) -> pd.DataFrame:
-    codec = table.partition_codec
+    codec = table.store.partition_codec
     return pd.DataFrame(
         [(KINDS.get(e.kind, e.kind), codec.to_dict(e.partition), e.bucket, e.file.level, e.file.file_name,
           e.file.row_count, e.file.min_sequence_number, e.file.max_sequence_number,
@@ -183,7 +183,7 @@ class ManifestExplorer(W.VBox):
             self._set_manifests([])
             return
         try:
-            metas = self.table.manifest_io.read_manifest_list(name)
+            metas = self.table.store.manifest_io.read_manifest_list(name)
         except Exception as e:  # noqa: BLE001
             self.list_html.value = error_html(e)
             self._set_manifests([])
@@ -227,7 +227,7 @@ class ManifestExplorer(W.VBox):
         ])
         self.manifest_html.value = info
         try:
-            entries = self.table.manifest_io.read_manifest(m.file_name)
+            entries = self.table.store.manifest_io.read_manifest(m.file_name)
         except Exception as e:  # noqa: BLE001
             self.manifest_html.value = info + error_html(e)
             entries = []
@@ -237,7 +237,7 @@ class ManifestExplorer(W.VBox):
         self.entries = entries
         shown = entries[: self.max_entries]
         self.entries_df = entries_frame(self.table, shown)
-        options = [(f"{KINDS.get(e.kind, e.kind):<6} {fmt_partition(self.table.partition_codec.to_dict(e.partition))}"
+        options = [(f"{KINDS.get(e.kind, e.kind):<6} {fmt_partition(self.table.store.partition_codec.to_dict(e.partition))}"
                     f" bucket-{e.bucket} L{e.file.level} {e.file.file_name} ({e.file.row_count} rows)", i)
                    for i, e in enumerate(shown)]
         more = (f"<div class='plab-muted'>first {self.max_entries} of {len(entries)} entries</div>"

@@ -214,7 +214,7 @@ class SnapshotBrowser(W.VBox):
         self.next_button.disabled = not has_next
 
     def _schema_html(self, schema_id: int) -> str:
-        s = self.table.schema_for(schema_id)
+        s = self.table.store.schema_for(schema_id)
         fields = pd.DataFrame([(f.id, f.name, str(f.type), f.description or "") for f in s.fields],
                               columns=["id", "name", "type", "comment"])
         info = kv_table([("schema id", s.id), ("partition keys", ", ".join(s.partition_keys) or "-"),
@@ -231,7 +231,7 @@ class SnapshotBrowser(W.VBox):
                 parts.append(f"<div><b>{kind}</b>: <span class='plab-muted'>none</span></div>")
                 continue
             try:
-                metas = self.table.manifest_io.read_manifest_list(name)
+                metas = self.table.store.manifest_io.read_manifest_list(name)
             except Exception as e:  # noqa: BLE001
                 parts.append(f"<div><b>{kind}</b> {esc(name)}: {error_html(e)}</div>")
                 continue

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
 from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_partition, hashable_frame,
                                         html_table, kv_table, partition_filter, read_kwargs, ref_label,
                                         resolve, snapshot_refs)
+from paimon_lab.operation.scan import FileStoreScan
 
 if TYPE_CHECKING:
     from paimon_lab.table import Table
@@ -42,7 +42,7 @@ class DiffResult:
 
 def _live_files(table: "Table", snap) -> dict[tuple, tuple]:
     out = {}
-    for e in table.store_scan().read_entries(snap):
+    for e in FileStoreScan(table.store).read_entries(snap):
         out[(e.partition, e.bucket, e.file.file_name)] = (e.file.level, e.file.row_count)
     return out
 
@@ -64,7 +64,7 @@ def diff(table: "Table", before: tuple, after: tuple, *, max_rows: int = 200_000
           sa.changelog_record_count)],
         columns=["as of", "snapshot", "commit kind", "total records", "delta records", "changelog records"])
     fb, fa = _live_files(t, sb), _live_files(t, sa)
-    codec = t.partition_codec
+    codec = t.store.partition_codec
     file_rows = []
     for key in sorted(set(fb) | set(fa), key=lambda k: (k[0], k[1], k[2])):
         part, bucket, name = key

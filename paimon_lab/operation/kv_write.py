@@ -1,0 +1,313 @@
+"""The primary-key table write: buffer user rows with their row kinds, split them by partition and
+bucket on flush, and hand each bucket to its :class:`~paimon_lab.mergetree.writer.MergeTreeWriter`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paimon_lab.core import binary_row
+from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner
+from paimon_lab.store.index_files import load_deletion_vectors
+from paimon_lab.errors import DataValidationError, SchemaError
+from paimon_lab.io.file_io import join
+from paimon_lab.core.manifest import DataFileMeta, FileNamer
+from paimon_lab.utils.parallel import thread_map
+from paimon_lab.store.commit_message import CommitMessage
+from paimon_lab.operation.write_input import group_indices, group_rows, to_arrow_table
+from paimon_lab.core.key_value import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
+from paimon_lab.utils.arrow import semi_join
+from paimon_lab.mergetree.levels import UniversalCompaction
+from paimon_lab.mergetree.merge_function import merge_function_for
+
+if TYPE_CHECKING:
+    from paimon_lab.store.file_store import FileStore
+
+from paimon_lab.store.file_store import needs_lookup
+from paimon_lab.mergetree.writer import MergeTreeWriter, _null_safe_equal, _retract_mask
+from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.operation.split_read import read_table
+
+_BUCKET = "__bucket__"
+_KIND = "__kind__"
+_HASH = "__hash__"
+_POS = "__pos__"
+
+
+
+class KeyValueFileStoreWrite:
+    """Writes a primary-key table: buffering, bucketing, and one MergeTreeWriter per bucket."""
+
+    def __init__(self, store: "FileStore", commit_user: str, ignore_previous_files: bool = False,
+                 file_uuid: str | None = None):
+        self.store = store
+        self.ignore_previous_files = ignore_previous_files
+        self.schema = store.schema
+        self.core = core = self.schema.core
+        self.commit_user = commit_user
+        self.layout = KeyValueLayout(self.schema)
+        self.merge_fn = merge_function_for(self.schema)
+        self.total_buckets = core.bucket
+        self.dynamic = self.total_buckets <= 0
+        self.assigner = DynamicBucketAssigner(store) if self.dynamic else None
+        self.cross_partition = self.dynamic and any(
+            k not in self.schema.primary_keys for k in self.schema.partition_keys)
+        self._key_locations: pa.Table | None = None
+        self.bucket_key_types = [f.type for f in self.schema.fields_of(
+            self.layout.key_names if self.dynamic else self.schema.bucket_keys)]
+        self.changelog_producer = core.get("changelog-producer")
+        self.row_deduplicate = core.get("changelog-producer.row-deduplicate")
+        self.write_only = core.get("write-only")
+        self.dv_enabled = core.get("deletion-vectors.enabled")
+        # Java's "needLookup": level 0 is lifted at every commit and batch reads skip it.
+        self.compact_at_commit = needs_lookup(core)
+        trigger = core.get("num-sorted-run.compaction-trigger")
+        self.num_levels = store.num_levels
+        self.strategy = UniversalCompaction(core.get("compaction.max-size-amplification-percent"),
+                                            core.get("compaction.size-ratio"), trigger)
+        self.ignore_delete = core.get("ignore-delete")
+        self.data_namer = FileNamer(core.get("data-file.prefix"), "." + core.file_format)
+        self.changelog_namer = FileNamer(core.get("changelog-file.prefix"), "." + core.file_format)
+        self.buffer: list[tuple[pa.Table, np.ndarray]] = []
+        self.buffered_bytes = 0
+        self.buffer_limit = core.get("write-buffer-size")
+        self.writers: dict[tuple[bytes, int], MergeTreeWriter] = {}
+        self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
+        self._dvs: dict | None = None
+        self.index_namer = FileNamer("index-")
+        if file_uuid:
+            for namer in (self.data_namer, self.changelog_namer, self.index_namer):
+                namer.uuid = file_uuid
+
+    # ------------------------------------------------------------------ input
+    def write(self, data: Any, row_kinds=None) -> None:
+        if isinstance(data, pa.RecordBatch):
+            data = pa.Table.from_batches([data])
+        kinds_col = None
+        if isinstance(data, pa.Table) and ROW_KIND_COLUMN in data.column_names:
+            kinds_col = data.column(ROW_KIND_COLUMN)
+            data = data.drop_columns([ROW_KIND_COLUMN])
+        elif not isinstance(data, pa.Table):
+            try:
+                import pandas as pd
+                if isinstance(data, pd.DataFrame) and ROW_KIND_COLUMN in data.columns:
+                    kinds_col = pa.array(data[ROW_KIND_COLUMN].tolist())
+                    data = data.drop(columns=[ROW_KIND_COLUMN])
+            except ImportError:  # pragma: no cover
+                pass
+        if kinds_col is not None and row_kinds is not None:
+            raise DataValidationError(f"Give row kinds either as row_kinds or as a '{ROW_KIND_COLUMN}' column")
+        rows = self.merge_fn.prepare_input(to_arrow_table(data, self.schema))
+        kind_field = self.core.get("rowkind.field")
+        if kind_field and row_kinds is None and kinds_col is None:
+            kinds_col = rows.column(kind_field)  # Java's RowKindGenerator
+        kinds = parse_row_kinds(row_kinds if row_kinds is not None else kinds_col, rows.num_rows)
+        if self.ignore_delete:
+            keep = (kinds != 1) & (kinds != 3)
+            if not keep.all():
+                rows, kinds = rows.filter(pa.array(keep)), kinds[keep]
+        if rows.num_rows == 0:
+            return
+        self.buffer.append((rows, kinds))
+        self.buffered_bytes += rows.nbytes
+        if self.buffered_bytes >= self.buffer_limit:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        rows = pa.concat_tables([r for r, _ in self.buffer]) if len(self.buffer) > 1 else self.buffer[0][0]
+        kinds = np.concatenate([k for _, k in self.buffer])
+        self.buffer, self.buffered_bytes = [], 0
+        if self.cross_partition:
+            rows, kinds = self._route_cross_partition(rows, kinds)
+        rows = rows.append_column(_KIND, pa.array(kinds, pa.int8()))
+        key_names = self.layout.key_names if self.dynamic else self.schema.bucket_keys
+        hashes = binary_row.hash_codes([rows.column(k) for k in key_names], self.bucket_key_types)
+        codec = self.store.partition_codec
+        jobs: list[tuple[MergeTreeWriter, pa.Table, pa.Array]] = []   # (writer, rows, its row indices)
+        if self.dynamic:
+            rows = rows.append_column(_HASH, pa.array(hashes, pa.int32()))
+            for partition, part in group_rows(rows, list(self.schema.partition_keys)):
+                pbytes = codec.to_bytes(partition)
+                buckets = self.assigner.index_for(pbytes).assign(part.column(_HASH).to_numpy())
+                part = part.drop_columns([_HASH]).append_column(_BUCKET, pa.array(buckets, pa.int32()))
+                jobs += [(self.writer(pbytes, bucket), part, idx) for (bucket,), idx in group_indices(part, [_BUCKET])]
+        else:
+            rows = rows.append_column(_BUCKET, pa.array(binary_row.bucket_of(hashes, self.total_buckets), pa.int32()))
+            jobs = [(self.writer(codec.to_bytes(key[:-1]), key[-1]), rows, idx)
+                    for key, idx in group_indices(rows, list(self.schema.partition_keys) + [_BUCKET])]
+        # Buckets are independent (each writer has its own levels, files and deletion vectors;
+        # writers are created above, on this thread): they flush and compact in parallel.
+        thread_map(self._write_bucket, jobs, desc=f"flushing {rows.num_rows} rows", unit="bucket")
+        thread_map(MergeTreeWriter.compact_after_flush, [w for w, _, _ in jobs])
+
+    @staticmethod
+    def _write_bucket(job: tuple[MergeTreeWriter, pa.Table, pa.Array]) -> None:
+        writer, rows, indices = job
+        part = rows.take(indices)
+        writer.write_level0(part.drop_columns([_KIND, _BUCKET]), part.column(_KIND).to_numpy())
+
+    # ------------------------------------------------------------------ cross-partition update
+    def _locations(self) -> pa.Table:
+        """Where each existing key lives: primary key and partition columns of the latest snapshot."""
+        if self._key_locations is None:
+            cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
+                                                     if k not in self.schema.primary_keys]
+            self._key_locations = read_table(self.store, columns=cols)
+        return self._key_locations
+
+    def _route_cross_partition(self, rows: pa.Table, kinds: np.ndarray) -> tuple[pa.Table, np.ndarray]:
+        """Seed 003's cross-partition update: deduplicate moves a key (a -D in its old partition),
+        aggregation and partial-update update it in its old partition, first-row keeps the first."""
+        pk = list(self.schema.primary_keys)
+        parts = [k for k in self.schema.partition_keys if k not in pk]
+        engine = self.core.get("merge-engine")
+        n = rows.num_rows
+        rows = rows.append_column(_POS, pa.array(np.arange(n), pa.int64()))
+        rows = rows.append_column(_KIND, pa.array(kinds, pa.int8()))
+        # Within this batch a key settles in one partition: its last row's (deduplicate) or first row's.
+        agg = "max" if engine == "deduplicate" else "min"
+        pick = rows.group_by(pk, use_threads=False).aggregate([(_POS, agg)]).column(f"{_POS}_{agg}")
+        settled = rows.take(pick).select(pk + parts)
+        settled = settled.rename_columns(pk + [f"__to_{p}" for p in parts])
+        old = self._locations().rename_columns(pk + [f"__from_{p}" for p in parts])
+        # Only keys and positions go through Arrow's join (it carries no nested columns); every row
+        # meets exactly one settled and at most one old location, so sorted by position they line up.
+        located = (rows.select(pk + [_POS]).join(settled, keys=pk).join(old, keys=pk, join_type="left outer")
+                   .sort_by(_POS))
+        joined = rows
+        for name in located.column_names[len(pk) + 1:]:
+            joined = joined.append_column(name, located.column(name))
+        exists = pc.is_valid(joined.column(f"__from_{parts[0]}"))
+        if engine in ("aggregation", "partial-update"):
+            # Update in place: the key's old partition wins over the row's.
+            for p in parts:
+                target = pc.if_else(exists, joined.column(f"__from_{p}"), joined.column(f"__to_{p}"))
+                joined = joined.set_column(joined.schema.get_field_index(p), p,
+                                           target.cast(rows.schema.field(p).type))
+            kept = joined
+        else:
+            keep = None
+            for p in parts:
+                same = _null_safe_equal(joined.column(p), joined.column(f"__to_{p}"))
+                keep = same if keep is None else pc.and_(keep, same)
+            if engine == "first-row":
+                keep = pc.and_(keep, pc.invert(exists))
+            kept = joined.filter(keep)
+        out = [kept]
+        if engine == "deduplicate":
+            moved = None
+            for p in parts:
+                differs = pc.invert(_null_safe_equal(joined.column(f"__from_{p}"), joined.column(f"__to_{p}")))
+                moved = differs if moved is None else pc.or_(moved, differs)
+            moved = pc.and_(pc.fill_null(exists, False), moved)
+            gone = joined.filter(moved).group_by(pk, use_threads=False).aggregate([(_POS, "min")])
+            deletes = joined.take(pc.index_in(gone.column(f"{_POS}_min"), joined.column(_POS)))
+            for p in parts:
+                deletes = deletes.set_column(deletes.schema.get_field_index(p), p,
+                                             deletes.column(f"__from_{p}").cast(rows.schema.field(p).type))
+            deletes = deletes.set_column(deletes.schema.get_field_index(_KIND), _KIND,
+                                         pa.array(np.full(deletes.num_rows, 3, np.int8), pa.int8()))
+            out.insert(0, deletes)
+        result = pa.concat_tables([t.select(rows.column_names).cast(rows.schema) for t in out])
+        self._remember_locations(result.filter(pc.invert(_retract_mask(result.column(_KIND)))), pk, parts)
+        new_kinds = result.column(_KIND).to_numpy()
+        return result.drop_columns([_POS, _KIND]), new_kinds
+
+    def _remember_locations(self, rows: pa.Table, pk: list[str], parts: list[str]) -> None:
+        latest = rows.select(pk + parts)
+        old = self._locations()
+        kept = semi_join(old, latest, pk, anti=True)
+        self._key_locations = pa.concat_tables([kept.select(pk + parts).cast(old.schema), latest.cast(old.schema)])
+
+    def writer(self, partition: bytes, bucket: int) -> MergeTreeWriter:
+        key = (partition, bucket)
+        w = self.writers.get(key)
+        if w is None:
+            w = self.writers[key] = MergeTreeWriter(self, partition, bucket, self.restored().get(key, []))
+        return w
+
+    def deletion_vectors(self, partition: bytes, bucket: int) -> tuple:
+        """(index entry, {file: DeletionVector}) of a bucket in the latest snapshot."""
+        if not self.dv_enabled:
+            return None, {}
+        if self._dvs is None:
+            self._dvs = load_deletion_vectors(self.store)
+        return self._dvs.get((partition, bucket), (None, {}))
+
+    def restored(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
+        if self._restored is None:
+            latest = None if self.ignore_previous_files else self.store.snapshot_manager.latest()
+            self._restored = {}
+            for key, entries in FileStoreScan(self.store).files_by_bucket(latest).items():
+                stale = [e for e in entries if e.total_buckets != self.total_buckets and not self.dynamic]
+                if stale:
+                    raise SchemaError(
+                        f"Partition {self.store.partition_codec.to_dict(key[0])} was written with "
+                        f"{stale[0].total_buckets} buckets but the table now has {self.total_buckets}; "
+                        "rescale it with an overwrite of that partition first")
+                self._restored[key] = [e.file for e in entries]
+        return self._restored
+
+    # ------------------------------------------------------------------ commit
+    def _full_compaction_due(self) -> bool:
+        n = self.core.get("full-compaction.delta-commits")
+        if not n:
+            return False
+        sm = self.store.snapshot_manager
+        sid = sm.latest_id()
+        appends = 0
+        while sid is not None and appends < n - 1:
+            try:
+                snap = sm.snapshot(sid)
+            except Exception:
+                break
+            if snap.commit_kind == "COMPACT":
+                break
+            if snap.commit_kind == "APPEND":
+                appends += 1
+            sid -= 1
+        return appends >= n - 1
+
+    def compact(self, full: bool, partition_filter=None) -> None:
+        """Compact every bucket (or those of matching partitions) now."""
+        self.flush()
+        writers = []
+        for (part, bucket) in self.restored():
+            if partition_filter is not None:
+                values = self.store.partition_codec.to_dict(part)
+                if not partition_filter.may_match({k: (v, v, int(v is None)) for k, v in values.items()}, 1):
+                    continue
+            writers.append(self.writer(part, bucket))
+        thread_map(lambda w: w.compact_until_done(full), writers, desc="compacting buckets", unit="bucket")
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        self.flush()
+        full = self._full_compaction_due()
+        index_changes = self.assigner.index_changes() if self.assigner is not None else {}
+        out = []
+        keys = list(self.writers)
+        messages = thread_map(lambda key: self.writers[key].prepare_commit(full), keys)  # compactions, in parallel
+        for key, msg in zip(keys, messages):
+            msg.index_changes = index_changes.pop(key, [])
+            if msg.all_written() or msg.compact_before or msg.index_changes:
+                out.append(msg)
+        for (part, bucket), changes in index_changes.items():
+            out.append(CommitMessage(part, bucket, self.total_buckets, index_changes=changes))
+        return out
+
+    def abort(self) -> None:
+        self.buffer = []
+        paths = [p for w in self.writers.values() for p in w.written_paths()]
+        if self.assigner is not None:
+            paths += self.assigner.written_paths()
+        paths += [join(self.store.path, "index", w.dv_entry.index_file.file_name) for w in self.writers.values()
+                  if w.dv_entry is not None and w.dv_entry.index_file.file_name.startswith(
+                      w.index_namer.prefix + w.index_namer.uuid)]
+        self.store.file_io.delete_quietly(paths)
+        self.writers = {}
+

@@ -1,0 +1,33 @@
+"""What a writer hands to the commit: the files it wrote for one partition and bucket."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from paimon_lab.core.manifest import DataFileMeta
+
+
+@dataclass
+class CommitMessage:
+    """What a writer produced for one partition and bucket, waiting to be committed: new data
+    files and their changelog (an APPEND snapshot), and the files a compaction replaced (before)
+    and wrote (after) with the changelog it produced (a COMPACT snapshot)."""
+
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    new_files: list[DataFileMeta] = field(default_factory=list)
+    changelog_files: list[DataFileMeta] = field(default_factory=list)
+    compact_before: list[DataFileMeta] = field(default_factory=list)
+    compact_after: list[DataFileMeta] = field(default_factory=list)
+    compact_changelog: list[DataFileMeta] = field(default_factory=list)
+    index_changes: list = field(default_factory=list)  # IndexManifestEntry of the APPEND snapshot
+    compact_index_changes: list = field(default_factory=list)  # ... of the COMPACT snapshot
+
+    @property
+    def compacted(self) -> bool:
+        """Whether the message carries anything for a COMPACT snapshot."""
+        return bool(self.compact_before or self.compact_after or self.compact_changelog or self.compact_index_changes)
+
+    def all_written(self) -> list[DataFileMeta]:
+        return self.new_files + self.changelog_files + self.compact_after + self.compact_changelog
