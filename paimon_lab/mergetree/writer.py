@@ -27,7 +27,8 @@ from ..write import CommitMessage, group_indices, group_rows, to_arrow_table
 from .compact import BucketFiles, CompactRewriter, concat_kv, diff_changelog, drop_retracts, merge_order, merge_sorted
 from .kv import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
 from ..arrow_compat import semi_join
-from .levels import Levels, UniversalCompaction, force_level0_unit
+from .compact_strategy import UniversalCompaction, force_level0_unit
+from .levels import Levels
 from .merge_function import merge_function_for
 
 if TYPE_CHECKING:
