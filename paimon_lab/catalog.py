@@ -76,7 +76,7 @@ def table_schema_for(schema: "pa.Schema | TableSchema | None" = None, *,
                           f"got {type(schema).__name__}")
     if out.primary_keys:
         from .mergetree.kv import KeyValueLayout
-        from .mergetree.merge_function import merge_function_for
+        from .mergetree.merge_engine import merge_function_for
 
         KeyValueLayout(out)  # validates sequence.field
         merge_function_for(out)  # validates merge engine options

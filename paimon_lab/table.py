@@ -105,7 +105,7 @@ class Table:
 
     @cached_property
     def merge_function(self):
-        from .mergetree.merge_function import merge_function_for
+        from .mergetree.merge_engine import merge_function_for
 
         return merge_function_for(self.schema)
 
@@ -182,7 +182,7 @@ class Table:
             latest = self.schema_manager.latest()
             new = apply_changes(latest, changes)
             if new.primary_keys:
-                from .mergetree.merge_function import merge_function_for
+                from .mergetree.merge_engine import merge_function_for
 
                 merge_function_for(new)
             if self.schema_manager.create(new):

@@ -39,7 +39,8 @@ from ..fs import join
 from ..manifest import DataFileMeta
 from .kv import (DELETE, KEY_FIELD_ID_START, KEY_PREFIX, SEQUENCE_NUMBER, UPDATE_BEFORE, VALUE_KIND,
                  KeyValueLayout, is_retract)
-from .merge_function import DeduplicateMergeFunction, group_starts
+from .key_groups import group_starts
+from .merge_engine.deduplicate import DeduplicateMergeFunction
 
 if TYPE_CHECKING:
     from ..predicate import Predicate

@@ -29,7 +29,7 @@ from .kv import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
 from ..arrow_compat import semi_join
 from .compact_strategy import UniversalCompaction, force_level0_unit
 from .levels import Levels
-from .merge_function import merge_function_for
+from .merge_engine import merge_function_for
 
 if TYPE_CHECKING:
     from ..table import Table
