@@ -77,7 +77,7 @@ def table_schema_for(schema: "pa.Schema | TableSchema | None" = None, *,
                           f"got {type(schema).__name__}")
     if out.primary_keys:
         from paimon_lab.core.key_value import KeyValueLayout
-        from paimon_lab.mergetree.merge_function import merge_function_for
+        from paimon_lab.mergetree.merge_engine import merge_function_for
 
         KeyValueLayout(out)  # validates sequence.field
         merge_function_for(out)  # validates merge engine options

@@ -36,7 +36,7 @@ from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from paimon_lab.core.consumer import ConsumerManager
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.operation.changes import changes
-from paimon_lab.mergetree.merge_function import merge_function_of
+from paimon_lab.mergetree.merge_engine import merge_function_of
 from paimon_lab.operation.scan import plan_splits
 from paimon_lab.operation.split_read import read_table
 

@@ -15,7 +15,7 @@ from paimon_lab.core.snapshot import Snapshot, SnapshotManager
 from paimon_lab.core.tag import Tag, TagManager
 from paimon_lab.errors import PaimonLabError, SchemaError, SnapshotNotExistError
 from paimon_lab.io.file_io import FileIO, normalize_path
-from paimon_lab.mergetree.merge_function import merge_function_for
+from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.operation import branch as branches
 from paimon_lab.operation import changes as changelog
 from paimon_lab.operation import expire, row_dml

@@ -15,9 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paimon_lab.errors import DataValidationError, OptionError
-from paimon_lab.mergetree.merge_function import (
-    AggregateMergeFunction, DeduplicateMergeFunction, FirstRowMergeFunction, KeyGroups,
-    PartialUpdateMergeFunction, group_starts, merge_function_for)
+from paimon_lab.mergetree.key_groups import KeyGroups, group_starts
+from paimon_lab.mergetree.merge_engine import merge_function_for
+from paimon_lab.mergetree.merge_engine.aggregate import AggregateMergeFunction
+from paimon_lab.mergetree.merge_engine.deduplicate import DeduplicateMergeFunction
+from paimon_lab.mergetree.merge_engine.first_row import FirstRowMergeFunction
+from paimon_lab.mergetree.merge_engine.partial_update import PartialUpdateMergeFunction
 from paimon_lab.core.schema import new_schema
 
 I, UB, UA, D = 0, 1, 2, 3

@@ -39,7 +39,8 @@ from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import DataFileMeta
 from paimon_lab.core.key_value import (DELETE, KEY_FIELD_ID_START, KEY_PREFIX, SEQUENCE_NUMBER,
                                      UPDATE_BEFORE, VALUE_KIND, KeyValueLayout, is_retract)
-from paimon_lab.mergetree.merge_function import DeduplicateMergeFunction, group_starts
+from paimon_lab.mergetree.merge_engine.deduplicate import DeduplicateMergeFunction
+from paimon_lab.mergetree.key_groups import group_starts
 
 if TYPE_CHECKING:
     from paimon_lab.core.predicate import Predicate

@@ -24,12 +24,13 @@ from paimon_lab.store.file_store import FileStore
 from paimon_lab.core.key_value import KeyValueLayout
 from paimon_lab.core.manifest import FileNamer
 from paimon_lab.core.options import CoreOptions
-from paimon_lab.mergetree.levels import UniversalCompaction
-from paimon_lab.mergetree.merge_function import MergeFunction
+from paimon_lab.mergetree.compact_strategy import UniversalCompaction
+from paimon_lab.mergetree.merge_engine import MergeFunction
 from paimon_lab.mergetree.compact_rewriter import (BucketFiles, CompactRewriter, concat_kv, diff_changelog,
                                           drop_retracts, merge_order, merge_sorted)
 from paimon_lab.utils.arrow import semi_join
-from paimon_lab.mergetree.levels import Levels, force_level0_unit
+from paimon_lab.mergetree.levels import Levels
+from paimon_lab.mergetree.compact_strategy import force_level0_unit
 
 if TYPE_CHECKING:
     pass

@@ -20,8 +20,8 @@ from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.operation.write_input import group_indices, group_rows, to_arrow_table
 from paimon_lab.core.key_value import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
 from paimon_lab.utils.arrow import semi_join
-from paimon_lab.mergetree.levels import UniversalCompaction
-from paimon_lab.mergetree.merge_function import merge_function_for
+from paimon_lab.mergetree.compact_strategy import UniversalCompaction
+from paimon_lab.mergetree.merge_engine import merge_function_for
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore

@@ -20,7 +20,7 @@ from paimon_lab.core.manifest import ADD, ManifestEntry
 from paimon_lab.core.predicate import Predicate
 from paimon_lab.operation.scan import DataSplit
 from paimon_lab.operation.scan import FileStoreScan
-from paimon_lab.mergetree.merge_function import merge_function_of
+from paimon_lab.mergetree.merge_engine import merge_function_of
 from paimon_lab.operation.table_write import new_store_write
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.table_write import write_rows

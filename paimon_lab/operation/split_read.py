@@ -109,7 +109,7 @@ class TableRead:
         matches a value filter never comes back."""
         from paimon_lab.mergetree.compact_rewriter import BucketFiles, drop_retracts, merge_order, merge_sorted
         from paimon_lab.mergetree.reader import MergeReader, supports_fast_merge
-        from paimon_lab.mergetree.merge_function import merge_function_of
+        from paimon_lab.mergetree.merge_engine import merge_function_of
 
         t = self.store
         layout = t.kv_layout

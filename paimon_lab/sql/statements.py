@@ -479,7 +479,7 @@ def build_schema(ts, columns: list[ColumnDef], pks, parts, options, comment, tok
     if schema.primary_keys:
         try:
             from paimon_lab.core.key_value import KeyValueLayout
-            from paimon_lab.mergetree.merge_function import merge_function_for
+            from paimon_lab.mergetree.merge_engine import merge_function_for
 
             KeyValueLayout(schema)
             merge_function_for(schema)

@@ -1,0 +1,165 @@
+"""The ``partial-update`` merge engine: per column, the last non-null value wins.
+
+Sequence groups ('fields.<seq>.sequence-group') update groups of columns together, ordered by
+their own sequence field(s), and may aggregate columns (:class:`SequenceGroup`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from paimon_lab.utils.arrow import sort_indices_nulls_first
+from paimon_lab.errors import DataValidationError, OptionError
+from paimon_lab.mergetree.aggregators import (FIELDS_PREFIX, FieldAggregator, aggregate_function_option,
+                                              bool_option, canonical_function, count_contributions,
+                                              create_field_aggregator, split_names)
+from paimon_lab.mergetree.key_groups import KeyGroups, as_array, take_or_null, valid_mask
+from paimon_lab.core.key_value import SEQUENCE_NUMBER, VALUE_KIND
+from paimon_lab.mergetree.merge_engine.base import MergeFunction, inserts
+
+__all__ = ["PartialUpdateMergeFunction", "SequenceGroup"]
+
+
+@dataclass
+class SequenceGroup:
+    """Columns updated together, ordered by their own sequence field(s).
+
+    A row takes part if any sequence field is non-null. Plain columns of the group take the values
+    (nulls included) of the row with the largest sequence (ties: the later row); columns with an
+    aggregator aggregate all taking-part rows in sequence order.
+    """
+
+    sequence_fields: list[str]
+    fields: list[str]
+    aggregators: dict[str, FieldAggregator] = field(default_factory=dict)
+
+    @property
+    def option(self) -> str:
+        return f"{FIELDS_PREFIX}{','.join(self.sequence_fields)}.sequence-group"
+
+
+class PartialUpdateMergeFunction(MergeFunction):
+    """Per column, the last non-null value wins; sequence groups order groups of columns apart."""
+
+    engine = "partial-update"
+    ignore_delete_options = ("ignore-delete", "partial-update.ignore-delete")
+    retract_option = "partial-update.ignore-delete"
+    remove_on_delete_option = "partial-update.remove-record-on-delete"
+
+    def __init__(self, ignore_delete: bool = False, fixed: Sequence[str] = (),
+                 sequence_groups: Sequence[SequenceGroup] = ()):
+        super().__init__(ignore_delete)
+        self.fixed = set(fixed)
+        self.sequence_groups = list(sequence_groups)
+
+    def prepare_input(self, rows: pa.Table) -> pa.Table:
+        for group in self.sequence_groups:
+            rows = count_contributions(rows, group.aggregators)
+        return rows
+
+    def _merge(self, kv, keys, groups, kinds, retract):
+        grouped = {c for g in self.sequence_groups for c in g.fields + g.sequence_fields}
+        values: dict[str, pa.Array | pa.ChunkedArray] = {}
+        for name in kv.column_names:
+            if name not in self.fixed and name not in grouped and name not in keys \
+                    and name not in (SEQUENCE_NUMBER, VALUE_KIND):
+                values[name] = _last_non_null(kv.column(name), groups)
+        for group in self.sequence_groups:
+            values.update(self._merge_group(kv, groups, group))
+        return inserts(groups), values
+
+    @staticmethod
+    def _merge_group(kv: pa.Table, groups: KeyGroups, group: SequenceGroup) -> dict[str, pa.Array]:
+        names = [c for c in group.fields + group.sequence_fields if c in kv.column_names]
+        if not names:
+            return {}
+        missing = [c for c in group.sequence_fields if c not in kv.column_names]
+        if missing:
+            raise DataValidationError(
+                f"Sequence group '{group.option}' needs column(s) {missing} to merge {names}")
+        seq_cols = [as_array(kv.column(c)) for c in group.sequence_fields]
+        taking_part = np.zeros(kv.num_rows, dtype=bool)
+        for col in seq_cols:
+            taking_part |= valid_mask(col)
+        rows = np.flatnonzero(taking_part)
+        # order taking-part rows by (key group, sequence fields, arrival)
+        sort_table = pa.table({"g": pa.array(groups.ids[rows]),
+                               **{f"s{i}": col.take(pa.array(rows)) for i, col in enumerate(seq_cols)},
+                               "p": pa.array(rows)})
+        sort_keys = ["g", *(f"s{i}" for i in range(len(seq_cols))), "p"]
+        order = rows[sort_indices_nulls_first(sort_table, sort_keys).to_numpy()]
+        gids = groups.ids[order]
+        is_last = np.r_[gids[1:] != gids[:-1], True] if len(gids) else np.zeros(0, dtype=bool)
+        winner = np.full(groups.count, -1, dtype=np.int64)
+        winner[gids[is_last]] = order[is_last]
+        out = {}
+        for name in names:
+            agg = group.aggregators.get(name)
+            if agg is None:
+                out[name] = take_or_null(kv.column(name), winner)
+            else:
+                out[name] = agg.aggregate(take_or_null(as_array(kv.column(name)), order), gids, groups.count)
+        return out
+
+    @classmethod
+    def from_schema(cls, schema, ignore_delete, fixed, sequence_fields):
+        fn = cls(ignore_delete, fixed, _sequence_groups(schema, fixed))
+        fn.remove_on_delete = bool_option(schema.options, cls.remove_on_delete_option)
+        return fn
+
+    def __repr__(self) -> str:
+        return (f"PartialUpdateMergeFunction(ignore_delete={self.ignore_delete}, "
+                f"sequence_groups={self.sequence_groups})")
+
+
+def _last_non_null(col: pa.ChunkedArray | pa.Array, groups: KeyGroups):
+    if col.null_count == 0:
+        return col.take(pa.array(groups.lasts))
+    pos = np.where(valid_mask(as_array(col)), np.arange(len(col)), -1)
+    return take_or_null(col, np.maximum.reduceat(pos, groups.starts))
+
+
+def _sequence_groups(schema, fixed: Sequence[str]) -> list[SequenceGroup]:
+    options: Mapping[str, str] = schema.options
+    names = schema.field_names
+    suffix = ".sequence-group"
+    groups: list[SequenceGroup] = []
+    owner: dict[str, str] = {}
+    for key in sorted(options):
+        if not (key.startswith(FIELDS_PREFIX) and key.endswith(suffix)):
+            continue
+        seq_fields = split_names(key[len(FIELDS_PREFIX):-len(suffix)])
+        protected = split_names(options[key])
+        for c in seq_fields + protected:
+            if c not in names:
+                raise OptionError(f"Option '{key}': column '{c}' does not exist; columns are {names}")
+            if c in fixed:
+                raise OptionError(f"Option '{key}': key column '{c}' cannot be in a sequence group")
+        for c in dict.fromkeys(seq_fields + protected):
+            if c in owner and owner[c] != key:
+                raise OptionError(f"Column '{c}' is in more than one sequence group: '{owner[c]}' and '{key}'")
+            owner[c] = key
+        for c in seq_fields:
+            if schema.field(c).type.is_nested:
+                raise OptionError(f"Option '{key}': sequence field '{c}' has a nested type")
+        groups.append(SequenceGroup(seq_fields, [c for c in protected if c not in seq_fields]))
+    by_field = {c: g for g in groups for c in g.fields}
+    seq_cols = {c for g in groups for c in g.sequence_fields}
+    for f in schema.fields:
+        if f.name in fixed or f.name in seq_cols:
+            continue
+        function = aggregate_function_option(options, f.name)
+        if function is None:
+            continue
+        group = by_field.get(f.name)
+        if group is None:
+            if canonical_function(function) == "last_non_null_value":
+                continue  # the partial-update rule anyway
+            raise OptionError(f"Column '{f.name}': aggregate function '{function}' in a partial-update table "
+                              f"needs the column in a sequence group ('fields.<seq>.sequence-group')")
+        group.aggregators[f.name] = create_field_aggregator(f.name, f.type, function, options)
+    return groups
