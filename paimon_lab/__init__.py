@@ -9,7 +9,7 @@
 """
 
 from .catalog import Catalog
-from .jdbc_catalog import JdbcCatalog
+from .catalog import JdbcCatalog
 from .errors import *  # noqa: F401,F403  (the exception hierarchy is public API)
 from .predicate import col, parse_filter
 from .schema import SchemaChange, TableSchema

@@ -80,7 +80,7 @@ def _session_for(catalog: Any) -> Session:
 
 
 def _is_jdbc_catalog(catalog: Any) -> bool:
-    from ..jdbc_catalog import JdbcCatalog
+    from ..catalog import JdbcCatalog
 
     return isinstance(catalog, JdbcCatalog)
 

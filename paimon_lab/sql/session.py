@@ -96,7 +96,7 @@ class PaimonCatalog:
 
     def get_view(self, db: str, name: str) -> ViewDef | None:
         if self.is_jdbc:
-            from ..jdbc_catalog import ViewNotExistError
+            from ..errors import ViewNotExistError
 
             try:
                 v = self.catalog.get_view(f"{quote(db)}.{quote(name)}")
