@@ -8,8 +8,7 @@
     table.to_pandas(filter="dt = '2024-01-01'")
 """
 
-from .catalog import Catalog
-from .catalog import JdbcCatalog
+from .catalog import Catalog, JdbcCatalog
 from .errors import *  # noqa: F401,F403  (the exception hierarchy is public API)
 from .predicate import col, parse_filter
 from .schema import SchemaChange, TableSchema

@@ -29,7 +29,6 @@ creates it under a :class:`JdbcCommitLock`: committers on any number of machines
 serialized by the database row.
 """
 
-
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -211,6 +210,17 @@ class JdbcCatalog(WarehouseCatalog):
             f"SELECT 1 FROM {TABLES} WHERE catalog_key = ? AND database_name = ? AND table_name = ?",
             (self.catalog_key, db, name)))
 
+    def _add_table_row(self, db: str, name: str) -> bool:
+        """Add the table's registry row; False if it is there already."""
+        return self.db.insert(f"INSERT INTO {TABLES} (catalog_key, database_name, table_name) VALUES (?, ?, ?)",
+                              (self.catalog_key, db, name))
+
+    def _delete_table_row(self, db: str, name: str) -> int:
+        """Delete the table's registry row; how many rows went (0 or 1)."""
+        return self.db.execute(
+            f"DELETE FROM {TABLES} WHERE catalog_key = ? AND database_name = ? AND table_name = ?",
+            (self.catalog_key, db, name))
+
     def table_exists(self, identifier: str) -> bool:
         db, name = split_identifier(identifier)
         return self._registered(db, name)
@@ -252,8 +262,7 @@ class JdbcCatalog(WarehouseCatalog):
             raise CatalogError(
                 f"Cannot create table '{full}': {path} already holds a Paimon table that this catalog has "
                 "not registered; adopt it with register_table() or delete the directory")
-        if not self.db.insert(f"INSERT INTO {TABLES} (catalog_key, database_name, table_name) VALUES (?, ?, ?)",
-                              (self.catalog_key, db, name)):
+        if not self._add_table_row(db, name):
             # We created schema-0, so nobody else can have registered a table here; be safe anyway.
             raise TableAlreadyExistError(full)
         return Table(self.file_io, path, full)
@@ -269,8 +278,7 @@ class JdbcCatalog(WarehouseCatalog):
             raise TableNotExistError(full)
         if self._view_json(db, name) is not None:
             raise CatalogError(f"Cannot register table '{full}': a view with that name exists")
-        if not self.db.insert(f"INSERT INTO {TABLES} (catalog_key, database_name, table_name) VALUES (?, ?, ?)",
-                              (self.catalog_key, db, name)):
+        if not self._add_table_row(db, name):
             raise TableAlreadyExistError(full)
         return Table(self.file_io, path, full)
 
@@ -289,10 +297,7 @@ class JdbcCatalog(WarehouseCatalog):
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         db, name = split_identifier(identifier)
         path = join(self.database_path(db), name)
-        deleted = self.db.execute(
-            f"DELETE FROM {TABLES} WHERE catalog_key = ? AND database_name = ? AND table_name = ?",
-            (self.catalog_key, db, name))
-        if not deleted:
+        if not self._delete_table_row(db, name):
             if ignore_if_not_exists:
                 return
             raise TableNotExistError(f"{db}.{name}")
@@ -312,17 +317,14 @@ class JdbcCatalog(WarehouseCatalog):
         src, dst = join(self.database_path(db), name), join(self.database_path(ndb), nname)
         if self.file_io.exists(dst):
             raise CatalogError(f"Cannot rename table '{db}.{name}' to '{ndb}.{nname}': {dst} exists")
-        if not self.db.insert(f"INSERT INTO {TABLES} (catalog_key, database_name, table_name) VALUES (?, ?, ?)",
-                              (self.catalog_key, ndb, nname)):
+        if not self._add_table_row(ndb, nname):
             raise TableAlreadyExistError(f"{ndb}.{nname}")
         try:
             self.file_io.fs.move(self.file_io.arrow_path(src), self.file_io.arrow_path(dst))
         except BaseException:
-            self.db.execute(f"DELETE FROM {TABLES} WHERE catalog_key = ? AND database_name = ? AND table_name = ?",
-                            (self.catalog_key, ndb, nname))
+            self._delete_table_row(ndb, nname)
             raise
-        self.db.execute(f"DELETE FROM {TABLES} WHERE catalog_key = ? AND database_name = ? AND table_name = ?",
-                        (self.catalog_key, db, name))
+        self._delete_table_row(db, name)
 
     # ------------------------------------------------------------------ views
     def _view_json(self, db: str, name: str) -> str | None:

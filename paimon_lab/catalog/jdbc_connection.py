@@ -152,34 +152,35 @@ class JdbcConnection:
             finally:
                 cur.close()
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run a statement; the number of rows it changed."""
+    @contextmanager
+    def _errors(self, statement: str) -> Iterator[None]:
+        """Database errors inside become a :class:`JdbcCatalogError` that names ``statement``."""
         try:
-            return self._run(sql, params, False)
+            yield
         except Exception as e:
             if self._is_db_error(e):
-                raise JdbcCatalogError(f"Catalog database {self.describe} failed on {sql.split('(')[0].strip()!r}: {e}") from e
+                raise JdbcCatalogError(f"Catalog database {self.describe} failed on {statement.strip()!r}: {e}") from e
             raise
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a statement; the number of rows it changed."""
+        with self._errors(sql.split("(")[0]):
+            return self._run(sql, params, False)
 
     def insert(self, sql: str, params: Sequence[Any] = ()) -> bool:
         """Run an INSERT; False (instead of an error) when it breaks a primary key."""
-        try:
-            self._run(sql, params, False)
-            return True
-        except Exception as e:
-            if self._is_integrity_error(e):
-                return False
-            if self._is_db_error(e):
-                raise JdbcCatalogError(f"Catalog database {self.describe} failed on {sql.split('(')[0].strip()!r}: {e}") from e
-            raise
+        with self._errors(sql.split("(")[0]):
+            try:
+                self._run(sql, params, False)
+            except Exception as e:
+                if self._is_integrity_error(e):
+                    return False
+                raise
+        return True
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        try:
+        with self._errors(sql.split(" FROM")[0]):
             return self._run(sql, params, True)
-        except Exception as e:
-            if self._is_db_error(e):
-                raise JdbcCatalogError(f"Catalog database {self.describe} failed on {sql.split(' FROM')[0].strip()!r}: {e}") from e
-            raise
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -47,7 +47,7 @@ class View:
 
 
 def checked_view(action: str, full: str, query: str, schema: pa.Schema, comment: str | None,
-             dialects: Mapping[str, str] | None, options: Mapping[str, str] | None) -> View:
+                 dialects: Mapping[str, str] | None, options: Mapping[str, str] | None) -> View:
     """A checked view definition (``action``: 'create' or 'alter', for the error messages)."""
     if not isinstance(query, str) or not query.strip():
         raise CatalogError(f"Cannot {action} view '{full}': the query is empty")
