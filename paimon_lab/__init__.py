@@ -8,8 +8,7 @@
     table.to_pandas(filter="dt = '2024-01-01'")
 """
 
-from paimon_lab.catalog import Catalog
-from paimon_lab.jdbc_catalog import JdbcCatalog
+from paimon_lab.catalog import Catalog, JdbcCatalog
 from paimon_lab.errors import *
 from paimon_lab.core.predicate import col, parse_filter
 from paimon_lab.core.schema import SchemaChange, TableSchema

@@ -49,6 +49,23 @@ class InvalidIdentifierError(CatalogError):
     """A database or table name that cannot be used."""
 
 
+class JdbcCatalogError(CatalogError):
+    """The catalog database could not be reached or refused a statement."""
+
+
+class ViewNotExistError(CatalogError):
+    def __init__(self, identifier: str):
+        super().__init__(f"View '{identifier}' does not exist")
+        self.identifier = identifier
+
+
+class ViewAlreadyExistError(CatalogError):
+    def __init__(self, identifier: str, detail: str | None = None):
+        super().__init__(f"View '{identifier}' already exists" if detail is None
+                         else f"Cannot create view '{identifier}': {detail}")
+        self.identifier = identifier
+
+
 class SchemaError(PaimonLabError):
     """A table schema is invalid, or data does not match it."""
 
@@ -93,6 +110,10 @@ class CommitError(PaimonLabError):
 
 class CommitConflictError(CommitError):
     """Another commit changed the files this commit depends on."""
+
+
+class LockTimeoutError(CommitError):
+    """The commit lock could not be acquired in time; nothing was committed."""
 
 
 class FilterError(PaimonLabError):

@@ -19,8 +19,8 @@ from paimon_lab import Catalog
 from paimon_lab.errors import (CatalogError, DatabaseAlreadyExistError, DatabaseNotEmptyError,
                                DatabaseNotExistError, InvalidIdentifierError, PaimonLabError,
                                TableAlreadyExistError, TableNotExistError)
-from paimon_lab.jdbc_catalog import (JdbcCatalog, JdbcCatalogError, JdbcCommitLock, JdbcConnection,
-                                     LockTimeoutError, ViewAlreadyExistError, ViewNotExistError)
+from paimon_lab.catalog import (JdbcCatalog, JdbcCatalogError, JdbcCommitLock, JdbcConnection,
+                                LockTimeoutError, ViewAlreadyExistError, ViewNotExistError)
 from _servers import shared_postgres
 from conftest import make_rows
 

@@ -16,7 +16,7 @@ from paimon_lab import Catalog
 from paimon_lab.errors import DatabaseNotExistError, OptionError, TableNotExistError, TagNotExistError
 from paimon_lab.io.file_io import FileIO
 from paimon_lab.io.fs_options import filesystem_from_options, from_options, has_filesystem_options
-from paimon_lab.jdbc_catalog import JdbcCatalog, JdbcCatalogError, JdbcCommitLock
+from paimon_lab.catalog import JdbcCatalog, JdbcCatalogError, JdbcCommitLock
 from _servers import shared_postgres, shared_s3
 from conftest import make_rows
 

@@ -80,7 +80,7 @@ def _session_for(catalog: Any) -> Session:
 
 
 def _is_jdbc_catalog(catalog: Any) -> bool:
-    from paimon_lab.jdbc_catalog import JdbcCatalog
+    from paimon_lab.catalog import JdbcCatalog
 
     return isinstance(catalog, JdbcCatalog)
 
@@ -92,7 +92,7 @@ def sql(statement: str, catalog: Any = None, *, params: Any = None, script: bool
     ``params`` binds values to ``?`` placeholders (a sequence) or ``:name`` ones (a mapping) as
     literals, never as SQL text: ``sql("SELECT * FROM t WHERE id = ?", params=[7])``.
 
-    ``catalog``: a :class:`~paimon_lab.Catalog` (or :class:`~paimon_lab.jdbc_catalog.JdbcCatalog`) or warehouse path (a session with that catalog
+    ``catalog``: a :class:`~paimon_lab.Catalog` (or :class:`~paimon_lab.catalog.jdbc.JdbcCatalog`) or warehouse path (a session with that catalog
     current, kept for later calls with the same catalog), a :class:`Session`, or None for the
     process-wide default session (start it with CREATE CATALOG ... / USE CATALOG ...).
     """

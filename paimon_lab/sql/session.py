@@ -74,7 +74,7 @@ class MemoryCatalog:
 
 class PaimonCatalog:
     """A Paimon catalog in a session: the filesystem :class:`Catalog` or a
-    :class:`~paimon_lab.jdbc_catalog.JdbcCatalog`. Views live in the JDBC catalog's database, or
+    :class:`~paimon_lab.catalog.jdbc.JdbcCatalog`. Views live in the JDBC catalog's database, or
     for the filesystem catalog in ``{warehouse}/{db}.db/.views/{name}.json``."""
 
     kind = "paimon"
@@ -97,7 +97,7 @@ class PaimonCatalog:
 
     def get_view(self, db: str, name: str) -> ViewDef | None:
         if self.is_jdbc:
-            from paimon_lab.jdbc_catalog import ViewNotExistError
+            from paimon_lab.errors import ViewNotExistError
 
             try:
                 v = self.catalog.get_view(f"{quote(db)}.{quote(name)}")
@@ -190,7 +190,7 @@ class Session:
     # ------------------------------------------------------------------ public API
     def add_catalog(self, name: str, catalog, *, use: bool = False,
                     options: dict[str, str] | None = None) -> None:
-        """Register an existing :class:`Catalog` or :class:`~paimon_lab.jdbc_catalog.JdbcCatalog`
+        """Register an existing :class:`Catalog` or :class:`~paimon_lab.catalog.jdbc.JdbcCatalog`
         under ``name`` (and make it current with ``use``)."""
         default_db = (options or {}).get("default-database", "default")
         catalog.create_database(default_db, ignore_if_exists=True)

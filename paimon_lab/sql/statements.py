@@ -137,7 +137,7 @@ def _jdbc_supported(uri: str | None) -> bool:
 
 
 def _jdbc_catalog(ts, name: str, name_tok, options: dict[str, str]):
-    from paimon_lab.jdbc_catalog import JdbcCatalog
+    from paimon_lab.catalog import JdbcCatalog
 
     try:
         return JdbcCatalog(options.get("uri") or None, options["warehouse"],
