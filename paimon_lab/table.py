@@ -8,7 +8,7 @@ from typing import Any, Iterator, Sequence
 import pandas as pd
 import pyarrow as pa
 
-from paimon_lab import system_tables
+from paimon_lab import system as system_tables
 from paimon_lab.core.predicate import And, Leaf, Predicate, bind, parse_filter
 from paimon_lab.core.schema import SchemaChange, SchemaManager, TableSchema, apply_changes
 from paimon_lab.core.snapshot import Snapshot, SnapshotManager

@@ -274,7 +274,7 @@ def test_dynamic_bucket_opens_buckets_at_target_row_num(catalog):
     assert sorted(lv.groupby("bucket")["row_count"].sum().tolist()) == [50, 100, 100]
     snap = t.latest_snapshot()
     assert snap.index_manifest and snap.index_manifest.startswith("index-manifest-")
-    from paimon_lab.store.index_files import live_index_entries
+    from paimon_lab.store.file_store import live_index_entries
     entries = live_index_entries(t.store)
     assert sorted((e.bucket, e.index_file.row_count) for e in entries) == [(0, 100), (1, 100), (2, 50)]
     assert all(e.index_file.index_type == "HASH" for e in entries)
@@ -298,7 +298,7 @@ def test_dynamic_bucket_partitioned_keeps_index_per_partition(catalog):
     t.write(data.set_column(2, "v", pa.array([100] * 30, pa.int64())))
     out = t.to_arrow()
     assert out.num_rows == 30 and set(out["v"].to_pylist()) == {100}
-    from paimon_lab.store.index_files import live_index_entries
+    from paimon_lab.store.file_store import live_index_entries
     assert len(live_index_entries(t.store)) == 4  # two buckets in each partition
 
 
@@ -358,7 +358,7 @@ def test_deletion_vectors_mark_old_rows_instead_of_merging(catalog):
     got = {r["k"]: r["v2"] for r in t.to_arrow().to_pylist()}
     assert len(got) == 10 and got[3] == "new" and got[7] == "new" and got[0] == "old"
     snap = t.latest_snapshot()
-    from paimon_lab.store.index_files import live_index_entries
+    from paimon_lab.store.file_store import live_index_entries
     entries = live_index_entries(t.store, "DELETION_VECTORS")
     assert len(entries) == 1 and entries[0].index_file.dv_range_map()[dvs.iloc[0]["file_name"]].cardinality == 2
     # deletes too; time travel sees the older deletion vectors

@@ -233,7 +233,7 @@ def test_plain_write_of_many_tasks_gives_one_writers_result(spark, wh, cat, kind
             assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])), ranges
     assert data_files(t) >= live_files(t)
     if kind == "pk-dynamic":  # the merged HASH index holds every key once
-        from paimon_lab.store.index_files import live_index_entries
+        from paimon_lab.store.file_store import live_index_entries
 
         assert sum(e.index_file.row_count for e in live_index_entries(t.store, "HASH")) == 37
 

@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from paimon_lab import Catalog, SchemaChange
 from paimon_lab.core.consumer import ConsumerManager
 from paimon_lab.errors import InvalidIdentifierError, PaimonLabError, SchemaError
-from paimon_lab.system_tables import (GLOBAL_SYSTEM_TABLES, SYSTEM_TABLES, catalog_system_table,
-                                      column_statistics, parse_system_identifier, read_statistics)
+from paimon_lab.system import (GLOBAL_SYSTEM_TABLES, SYSTEM_TABLES, column_statistics,
+                                      parse_system_identifier, read_statistics)
+from paimon_lab.catalog.system_tables import catalog_system_table
 from paimon_lab.core.types import DataField, parse_type
 from paimon_lab.operation.scan import FileStoreScan
 

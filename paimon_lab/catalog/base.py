@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from paimon_lab.io.file_io import CommitLock, FileIO, check_name, join
 from paimon_lab.catalog.identifier import DB_SUFFIX, split_identifier
+from paimon_lab.table import Table
 
 
 class WarehouseCatalog:
@@ -27,6 +28,15 @@ class WarehouseCatalog:
         return join(self.warehouse, check_name("database", name) + DB_SUFFIX)
 
     def database_path(self, name: str) -> str:
+        raise NotImplementedError
+
+    def list_databases(self) -> list[str]:
+        raise NotImplementedError
+
+    def list_tables(self, database: str) -> list[str]:
+        raise NotImplementedError
+
+    def get_table(self, identifier: str) -> "Table":
         raise NotImplementedError
 
     def table_path(self, identifier: str) -> str:

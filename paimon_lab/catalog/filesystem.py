@@ -12,7 +12,8 @@ from paimon_lab.errors import (DatabaseAlreadyExistError, DatabaseNotEmptyError,
 from paimon_lab.io.file_io import CommitLock, check_new_table_name, join, normalize_path
 from paimon_lab.io.fs_options import filesystem_from_options
 from paimon_lab.core.schema import SchemaManager, TableSchema
-from paimon_lab.system_tables import catalog_system_table, parse_system_identifier
+from paimon_lab.catalog.system_tables import catalog_system_table
+from paimon_lab.system import parse_system_identifier
 from paimon_lab.table import Table
 from paimon_lab.catalog.base import WarehouseCatalog
 from paimon_lab.catalog.identifier import DB_SUFFIX, split_branch, split_identifier

@@ -94,7 +94,7 @@ class AppendCompactor:
                       rewritten: list[DataFileMeta]) -> list:
         """Index changes that replace the bucket's deletion-vector index by one without the
         vectors of the rewritten files (their rows were dropped or carried over)."""
-        from paimon_lab.store.index_files import dv_index_entries
+        from paimon_lab.store.file_store import dv_index_entries
         from paimon_lab.core.deletion_vector import write_dv_index
         from paimon_lab.core.index_manifest import IndexFileMeta, IndexManifestEntry
 

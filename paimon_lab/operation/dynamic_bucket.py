@@ -17,7 +17,7 @@ from paimon_lab.io.file_io import join
 from paimon_lab.core.hash_index import read_hash_index, write_hash_index
 from paimon_lab.core.index_manifest import (HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path)
 from paimon_lab.core.manifest import FileNamer
-from paimon_lab.store.index_files import live_index_entries
+from paimon_lab.store.file_store import live_index_entries
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore

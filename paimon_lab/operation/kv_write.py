@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from paimon_lab.core import binary_row
 from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner
-from paimon_lab.store.index_files import load_deletion_vectors
+from paimon_lab.store.file_store import load_deletion_vectors
 from paimon_lab.errors import DataValidationError, SchemaError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import DataFileMeta, FileNamer

@@ -158,7 +158,7 @@ def rewrite_append(store: "FileStore", pred: Predicate | None, values: Mapping[s
 
 def _append_with_deletion_vectors(store: "FileStore", snap, pred, values, extra_rows=()) -> tuple[int | None, int]:
     """Append table with deletion vectors: mark matching rows deleted, append updated rows."""
-    from paimon_lab.store.index_files import dv_index_entries, load_deletion_vectors
+    from paimon_lab.store.file_store import dv_index_entries, load_deletion_vectors
     from paimon_lab.core.deletion_vector import DeletionVector, write_dv_index
     from paimon_lab.core.index_manifest import IndexFileMeta, IndexManifestEntry
     from paimon_lab.core.manifest import FileNamer

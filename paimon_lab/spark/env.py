@@ -37,9 +37,7 @@ class WorkerEnvironmentError(PaimonLabError):
 
 def package_root() -> str:
     """The directory paimon_lab is imported from (the parent of the package directory)."""
-    import paimon_lab
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(paimon_lab.__file__)))
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _master_is_local(master: str) -> bool:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner, PartitionIndex
-from paimon_lab.store.index_files import live_index_entries
+from paimon_lab.store.file_store import live_index_entries
 from paimon_lab.errors import PaimonLabError, SchemaError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.hash_index import read_hash_index, write_hash_index

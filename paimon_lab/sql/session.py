@@ -334,13 +334,14 @@ class Session:
                 return FunctionRelation(full, spec.schema, lambda: spec.generate(self._datagen_total(spec, error),
                                                                                  self._seed()), datagen=spec)
             raise error(f"Table '{full}' is a '{mt.options.get('connector')}' sink and cannot be read")
-        from paimon_lab import system_tables as st
+        from paimon_lab import system as st
+        from paimon_lab.catalog.system_tables import catalog_system_table
 
         catalog = entry.catalog
         if db.lower() == SYSTEM_DB:
             if name.lower() not in st.GLOBAL_SYSTEM_TABLES:
                 raise error(f"Unknown system table 'sys.{name}'; known are {list(st.GLOBAL_SYSTEM_TABLES)}")
-            return ArrowRelation(f"{cat}.sys.{name}", lambda: st.catalog_system_table(catalog, name.lower()))
+            return ArrowRelation(f"{cat}.sys.{name}", lambda: catalog_system_table(catalog, name.lower()))
         system = None
         base = name
         if "$" in name:

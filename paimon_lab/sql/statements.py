@@ -818,7 +818,7 @@ def Context_of(session, cat):
 # =========================================================================== SHOW / DESCRIBE
 
 def _show(session: "Session", ts: TokenStream):
-    from paimon_lab import system_tables as st
+    from paimon_lab import system as st
 
     ts.expect_kw("SHOW")
     if ts.accept_kw("CATALOGS"):

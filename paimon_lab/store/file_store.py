@@ -13,6 +13,8 @@ from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 from paimon_lab.core.key_value import KeyValueLayout
+from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX, read_dv_index
+from paimon_lab.core.index_manifest import IndexManifestEntry, index_file_path, read_index_manifest
 from paimon_lab.core.manifest import DataFileMeta, ManifestEntry, ManifestIO
 from paimon_lab.core.options import CoreOptions
 from paimon_lab.core.partition import PartitionCodec
@@ -20,10 +22,9 @@ from paimon_lab.core.schema import SchemaManager, TableSchema
 from paimon_lab.core.snapshot import Snapshot, SnapshotManager
 from paimon_lab.core.tag import Tag, TagManager
 from paimon_lab.core.types import DataField
-from paimon_lab.errors import PaimonLabError, SnapshotNotExistError, TableNotExistError
+from paimon_lab.errors import CorruptFileError, PaimonLabError, SnapshotNotExistError, TableNotExistError
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.store.commit_message import CommitMessage
-from paimon_lab.store.index_files import load_deletion_vectors
 
 MAIN_BRANCH = "main"
 
@@ -226,3 +227,37 @@ class FileStore:
 
     def __repr__(self) -> str:
         return f"FileStore({self.identifier!r}, path={self.path!r})"
+
+
+# ---------------------------------------------------------------------- index files of a snapshot
+
+def live_index_entries(store: FileStore, index_type: str | None = None, snapshot=None) -> list[IndexManifestEntry]:
+    """The index files of a snapshot (default latest), optionally of one type."""
+    snap = snapshot if snapshot is not None else store.snapshot_manager.latest()
+    if snap is None or not snap.index_manifest:
+        return []
+    entries = read_index_manifest(store.file_io, join(store.path, "manifest", snap.index_manifest))
+    return [e for e in entries if index_type is None or e.index_file.index_type == index_type]
+
+
+def load_deletion_vectors(store: FileStore, snapshot=None) -> dict[tuple[bytes, int], tuple[IndexManifestEntry, dict]]:
+    """Per (partition, bucket): the DV index entry and its vectors {data file name: DeletionVector}."""
+    out: dict = {}
+    for e in live_index_entries(store, DELETION_VECTORS_INDEX, snapshot):
+        path = index_file_path(store.path, e.index_file)
+        try:
+            vectors = read_dv_index(store.file_io.read_bytes(path), e.index_file.dv_range_map())
+        except FileNotFoundError:
+            raise CorruptFileError(f"Deletion-vector index file {path} is missing") from None
+        except CorruptFileError as err:
+            raise CorruptFileError(f"Deletion-vector index file {path}: {err}") from None
+        if (e.partition, e.bucket) in out:  # bucket-unaware tables may keep several index files
+            vectors = {**out[(e.partition, e.bucket)][1], **vectors}
+        out[(e.partition, e.bucket)] = (e, vectors)
+    return out
+
+
+def dv_index_entries(store: FileStore, snapshot, partition: bytes, bucket: int) -> list[IndexManifestEntry]:
+    """Every live deletion-vector index entry of one bucket (several on bucket-unaware tables)."""
+    return [e for e in live_index_entries(store, DELETION_VECTORS_INDEX, snapshot)
+            if e.partition == partition and e.bucket == bucket]
