@@ -19,6 +19,8 @@ import shlex
 from typing import Any
 
 from paimon_lab.errors import PaimonLabError
+from paimon_lab import sql as sql_module
+from paimon_lab.sql.lexer import split_statements
 
 
 class PaimonMagicError(Exception):
@@ -83,8 +85,6 @@ def run_magic(shell, line: str, cell: str | None) -> Any:
     if args.engine == "spark":
         result = _run_spark(text, args.arrow)
     else:
-        from paimon_lab import sql as sql_module
-
         try:
             session = sql_module._session_for(args.catalog)
             result = session.run(text)
@@ -116,9 +116,6 @@ def _run_spark(text: str, arrow: bool = False) -> Any:
     except ImportError as e:
         raise PaimonMagicError(f"--engine spark needs PySpark and paimon_lab.spark, which cannot be imported here "
                                f"({e})") from None
-    from paimon_lab import sql as sql_module
-    from paimon_lab.sql.lexer import split_statements
-
     session = sql_module.default_session()
     entry = session.catalogs.get(session.current.catalog)
     warehouse = entry.catalog.warehouse if getattr(entry, "kind", None) == "paimon" else None

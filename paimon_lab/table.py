@@ -25,7 +25,7 @@ from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.stream import stream
 from paimon_lab.operation.table_write import TableWrite
 from paimon_lab.operation.write_input import to_arrow_table
-from paimon_lab.core.consumer import ConsumerManager
+from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.store.file_store import MAIN_BRANCH, FileStore
 
 FilterLike = str | Predicate | None

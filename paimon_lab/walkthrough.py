@@ -12,7 +12,7 @@ import tempfile
 
 import pyarrow as pa
 
-from paimon_lab import Catalog
+from paimon_lab.catalog import Catalog
 
 
 def _tree(root: str, skip: set[str]) -> list[str]:

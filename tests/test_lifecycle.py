@@ -8,7 +8,7 @@ import pytest
 
 from paimon_lab import SchemaChange
 from paimon_lab.operation.branch import BranchError
-from paimon_lab.core.consumer import ConsumerManager
+from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.errors import OptionError, SnapshotNotExistError
 from conftest import make_rows
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paimon_lab import Catalog, SchemaChange
-from paimon_lab.core.consumer import ConsumerManager
+from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.errors import InvalidIdentifierError, PaimonLabError, SchemaError
 from paimon_lab.system import (GLOBAL_SYSTEM_TABLES, SYSTEM_TABLES, column_statistics,
                                       parse_system_identifier, read_statistics)

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_lab.errors import CorruptFileError, DataValidationError, UnsupportedTypeError
+from paimon_lab.utils.parallel import WORKERS, thread_map
 
 __all__ = [
     "EMPTY",
@@ -662,7 +663,6 @@ def hash_codes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[An
     """Java's ``BinaryRow.hashCode()`` (int32) of every row made of ``columns``."""
     n = len(columns[0]) if columns else 0
     if n >= 2 * _PARALLEL_HASH_ROWS:  # numpy releases the GIL: hash slices on several threads
-        from paimon_lab.utils.parallel import WORKERS, thread_map
 
         step = -(-n // WORKERS)
         parts = thread_map(lambda lo: _hash_codes([c.slice(lo, step) for c in columns], types), range(0, n, step))

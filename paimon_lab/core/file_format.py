@@ -15,6 +15,7 @@ from paimon_lab.errors import CorruptFileError, DataValidationError, Unsupported
 from paimon_lab.io.file_io import FileIO
 from paimon_lab.core.parquet_int96 import has_nanos, int96_paths, patch_footer, storage_schema, table_to_storage
 from paimon_lab.core.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType
+from paimon_lab.core.types import fields_from_arrow
 
 FORMATS = ("parquet", "orc", "avro")
 
@@ -449,8 +450,6 @@ def avro_schema(fields: Sequence[DataField]) -> dict:
 
 def _write_avro(table: pa.Table, compression: str) -> bytes:
     import fastavro
-
-    from paimon_lab.core.types import fields_from_arrow
 
     fields = fields_from_arrow(table.schema)
     records = table.to_pylist()

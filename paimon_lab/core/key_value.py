@@ -25,6 +25,7 @@ from paimon_lab.io.file_io import FileIO
 from paimon_lab.core.manifest import FILE_SOURCE_APPEND, DataFileMeta, creation_time_now
 from paimon_lab.core.stats import collect_stats
 from paimon_lab.core.types import DataField, atomic
+from paimon_lab.errors import SchemaError
 
 if TYPE_CHECKING:
     from paimon_lab.core.options import CoreOptions
@@ -71,11 +72,9 @@ class KeyValueLayout:
         if kind_field is not None:
             f = s.field(kind_field)
             if f.type.root not in ("VARCHAR", "CHAR"):
-                from paimon_lab.errors import SchemaError
 
                 raise SchemaError(f"'rowkind.field' column '{kind_field}' must be a string column")
         if self.sequence_fields and core.get("merge-engine") == "first-row":
-            from paimon_lab.errors import SchemaError
 
             raise SchemaError("The first-row merge engine does not support 'sequence.field'")
         padding = core.get("sequence.auto-padding") or ""

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from paimon_lab.errors import PaimonLabError, UnsupportedFileSystemError
+from paimon_lab.errors import InvalidIdentifierError
 
 
 def join(*parts: str) -> str:
@@ -242,7 +243,6 @@ MAX_NAME_BYTES = 255   # a path segment on common file systems
 
 def check_name(kind: str, name: str) -> str:
     """``name`` if it can name a database or table directory, else InvalidIdentifierError."""
-    from paimon_lab.errors import InvalidIdentifierError
 
     if not name or not isinstance(name, str) or "/" in name or name.startswith(".") or name != name.strip():
         raise InvalidIdentifierError(f"Invalid {kind} name {name!r}")
@@ -255,7 +255,6 @@ def check_name(kind: str, name: str) -> str:
 
 def check_new_table_name(name: str) -> str:
     """A name a new table may take: not one with '$', which marks system tables and branches."""
-    from paimon_lab.errors import InvalidIdentifierError
 
     if "$" in name:
         raise InvalidIdentifierError(f"Invalid table name '{name}': '$' is reserved for system tables "

@@ -18,6 +18,7 @@ from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_lab.core.key_value import (INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, VALUE_KIND, KeyValueLayout,
                                      is_retract)
+from paimon_lab.core.key_value import DELETE, UPDATE_BEFORE
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -113,8 +114,6 @@ def diff_changelog(layout: KeyValueLayout, before: pa.Table, after: pa.Table, ro
         rows = t.take(positions)
         idx = rows.schema.get_field_index(VALUE_KIND)
         return rows.set_column(idx, VALUE_KIND, pa.array([kind] * rows.num_rows, pa.int8()))
-
-    from paimon_lab.core.key_value import DELETE, UPDATE_BEFORE
 
     parts = [
         with_kind(before, pc.filter(pos_b, only_b), DELETE),

@@ -41,11 +41,11 @@ from paimon_lab.core.key_value import (DELETE, KEY_FIELD_ID_START, KEY_PREFIX, S
                                      UPDATE_BEFORE, VALUE_KIND, KeyValueLayout, is_retract)
 from paimon_lab.mergetree.merge_engine.deduplicate import DeduplicateMergeFunction
 from paimon_lab.mergetree.key_groups import group_starts
+from paimon_lab.core.predicate import match_mask
 
 if TYPE_CHECKING:
     from paimon_lab.core.predicate import Predicate
     from paimon_lab.store.file_store import FileStore
-
 
 
 def supports_fast_merge(merge_fn) -> bool:
@@ -304,7 +304,6 @@ class MergeReader:
     # ------------------------------------------------------------------ reading
     def _key_mask(self, keys: pa.Table, key_pred: "Predicate") -> np.ndarray:
         """Rows of ``keys`` (holding the key columns) that ``key_pred`` selects."""
-        from paimon_lab.core.predicate import match_mask
 
         named = pa.Table.from_arrays([keys.column(c) for c in self.key_columns], names=self.key_names)
         return match_mask(named, key_pred)

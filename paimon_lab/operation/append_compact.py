@@ -15,6 +15,10 @@ from paimon_lab.core.manifest import FILE_SOURCE_COMPACT, DataFileMeta, FileName
 from paimon_lab.operation.scan import DataSplit
 from paimon_lab.core.stats import collect_stats
 from paimon_lab.store.commit_message import CommitMessage
+from paimon_lab.operation.split_read import TableRead
+from paimon_lab.store.file_store import dv_index_entries
+from paimon_lab.core.deletion_vector import write_dv_index
+from paimon_lab.core.index_manifest import IndexFileMeta, IndexManifestEntry
 
 if TYPE_CHECKING:
     from paimon_lab.core.snapshot import Snapshot
@@ -58,7 +62,6 @@ class AppendCompactor:
 
         ``snapshot``: the snapshot ``files`` come from; with deletion vectors, its vectors hide
         deleted rows from the rewrite and the vectors of the rewritten files are dropped."""
-        from paimon_lab.operation.split_read import TableRead
 
         t = self.store
         core = t.schema.core
@@ -94,9 +97,6 @@ class AppendCompactor:
                       rewritten: list[DataFileMeta]) -> list:
         """Index changes that replace the bucket's deletion-vector index by one without the
         vectors of the rewritten files (their rows were dropped or carried over)."""
-        from paimon_lab.store.file_store import dv_index_entries
-        from paimon_lab.core.deletion_vector import write_dv_index
-        from paimon_lab.core.index_manifest import IndexFileMeta, IndexManifestEntry
 
         t = self.store
         gone = {f.file_name for f in rewritten}

@@ -20,6 +20,8 @@ from paimon_lab.core.manifest import EMPTY_STATS, FILE_SOURCE_APPEND, DataFileMe
 from paimon_lab.utils.parallel import thread_map
 from paimon_lab.core.stats import collect_stats
 from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.fileindex import build_file_index, embed_in_manifest, index_file_name
+from paimon_lab.operation.append_compact import AppendCompactor
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -157,7 +159,6 @@ class AppendWriter:
 
     def _file_index(self, data_path: str, rows: pa.Table) -> tuple[bytes | None, tuple[str, ...]]:
         """The file index of a data file: embedded in the manifest when small, else ``<file>.index``."""
-        from paimon_lab.fileindex import build_file_index, embed_in_manifest, index_file_name
 
         data = build_file_index(rows, self.schema.options, list(self.schema.fields))
         if data is None:
@@ -181,7 +182,6 @@ class AppendWriter:
         if self.num_buckets > 0 and not self.core.get("write-only"):
             # Fixed-bucket (queue) tables compact small files as they are written, as Java's
             # bucketed append writer does.
-            from paimon_lab.operation.append_compact import AppendCompactor
 
             compactor = AppendCompactor(self.store)
             for m in out:

@@ -22,6 +22,9 @@ from paimon_lab.core.manifest import (ADD, DELETE, FileNamer, ManifestEntry, Man
 from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, WATERMARK_MIN, Snapshot
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.core.index_manifest import IndexManifestEntry, read_index_manifest
+from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
+from paimon_lab.core.index_manifest import merge_index_entries
 
 if TYPE_CHECKING:
     from paimon_lab.core.predicate import Predicate
@@ -109,7 +112,6 @@ class FileStoreCommit:
     def _drop_index_of(self, latest: Snapshot | None, partitions: set[bytes], changes: list) -> list:
         """An overwrite replaces whole partitions: their index files (hash indexes, deletion
         vectors) go with their data files, as in Java's overwrite commit."""
-        from paimon_lab.core.index_manifest import IndexManifestEntry, read_index_manifest
 
         if latest is None or not latest.index_manifest or not partitions:
             return changes
@@ -126,8 +128,6 @@ class FileStoreCommit:
         must still be live (another commit may have replaced it since), no vector left live may
         point at a data file this commit removes (a compaction would bring its deleted rows
         back), and a new vector must point at a live data file."""
-        from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
-        from paimon_lab.core.index_manifest import merge_index_entries, read_index_manifest
 
         t = self.store
         live_index = read_index_manifest(t.file_io, join(t.path, "manifest", latest.index_manifest)) \

@@ -21,6 +21,9 @@ from paimon_lab.core.index_manifest import read_index_manifest
 from paimon_lab.core.manifest import ADD, DELETE
 from paimon_lab.core.snapshot import ROLLBACK_MARKER, Snapshot
 from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.operation.branch import list_branches
+from paimon_lab.store.consumer import ConsumerManager
+from paimon_lab.utils.progress import progress
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -80,7 +83,6 @@ class FileReferences:
 
 def _protected(store: "FileStore", skip_tags: set[str] = frozenset()) -> FileReferences:
     """Files used by tags (but ``skip_tags``) and by other branches (which share data and manifests)."""
-    from paimon_lab.operation.branch import list_branches
 
     refs = FileReferences(store)
     for tag in store.tags():
@@ -142,7 +144,6 @@ def expire_range(store: "FileStore", now_millis: int | None = None, *, retain_ma
 
 
 def min_consumer_snapshot(store: "FileStore") -> int | None:
-    from paimon_lab.core.consumer import ConsumerManager
 
     ids = [c.next_snapshot for c in ConsumerManager(store).list().values()]
     return min(ids) if ids else None
@@ -171,7 +172,6 @@ def _expire(store: "FileStore", begin: int, end: int) -> ExpireResult:
             expiring.append(sm.snapshot(sid))
         except SnapshotNotExistError:
             continue
-    from paimon_lab.utils.progress import progress
 
     doomed: list[str] = []          # paths, in deletion order
     touched_dirs: set[str] = set()
@@ -302,7 +302,6 @@ def remove_orphan_files(store: "FileStore", older_than_millis: int | None = None
     than ``older_than_millis`` (default: a day ago, so in-flight commits are never touched).
     In metadata directories (snapshot, schema, tag, consumer, branch) only the temporary files
     of crashed writes qualify. Returns the paths (with ``dry_run``: that would be deleted)."""
-    from paimon_lab.operation.branch import list_branches
 
     t, io = store, store.file_io
     cutoff = older_than_millis if older_than_millis is not None else int(time.time() * 1000) - 86_400_000

@@ -24,6 +24,13 @@ from paimon_lab.mergetree.merge_engine import merge_function_of
 from paimon_lab.operation.table_write import new_store_write
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.table_write import write_rows
+from paimon_lab.operation.split_read import TableRead
+from paimon_lab.store.file_store import dv_index_entries, load_deletion_vectors
+from paimon_lab.core.deletion_vector import DeletionVector, write_dv_index
+from paimon_lab.core.index_manifest import IndexFileMeta, IndexManifestEntry
+from paimon_lab.core.manifest import FileNamer
+from paimon_lab.store.commit_message import CommitMessage
+from paimon_lab.core.predicate import And, Leaf, Or, bind
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -117,7 +124,6 @@ def rewrite_append(store: "FileStore", pred: Predicate | None, values: Mapping[s
     """Rewrite the append-table files holding matching rows: drop them (DELETE) or replace them
     with updated values (UPDATE); ``extra_rows`` are added in the same commit.
     Returns (snapshot id or None, number of matched rows)."""
-    from paimon_lab.operation.split_read import TableRead
 
     snap = store.snapshot_manager.latest()
     if snap is None and not extra_rows:
@@ -158,11 +164,6 @@ def rewrite_append(store: "FileStore", pred: Predicate | None, values: Mapping[s
 
 def _append_with_deletion_vectors(store: "FileStore", snap, pred, values, extra_rows=()) -> tuple[int | None, int]:
     """Append table with deletion vectors: mark matching rows deleted, append updated rows."""
-    from paimon_lab.store.file_store import dv_index_entries, load_deletion_vectors
-    from paimon_lab.core.deletion_vector import DeletionVector, write_dv_index
-    from paimon_lab.core.index_manifest import IndexFileMeta, IndexManifestEntry
-    from paimon_lab.core.manifest import FileNamer
-    from paimon_lab.operation.split_read import TableRead
 
     existing = load_deletion_vectors(store, snap)
     reader = TableRead(store)
@@ -207,7 +208,6 @@ def _append_with_deletion_vectors(store: "FileStore", snap, pred, values, extra_
         for rows in updated:
             writer.write(rows)
         messages = writer.prepare_commit()
-        from paimon_lab.store.commit_message import CommitMessage
 
         holder = CommitMessage(b"", 0, store.schema.core.bucket, index_changes=index_changes)
         first, _ = FileStoreCommit(store).commit(list(messages) + [holder])
@@ -293,7 +293,6 @@ def _merge_append(store: "FileStore", matched: pa.Table | None, on: Sequence[str
                   kinds: list[str]) -> int | None:
     """MERGE on an append table, as one commit: rewrite the files holding matched rows without
     them, and add the updated and inserted rows."""
-    from paimon_lab.core.predicate import And, Leaf, Or, bind
 
     schema = store.schema.arrow_schema()
     pred: Predicate | bool = False

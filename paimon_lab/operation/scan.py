@@ -17,6 +17,8 @@ from paimon_lab.core.manifest import ADD, DataFileMeta, ManifestEntry, ManifestF
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
+from paimon_lab.fileindex import FileIndexReader
+from paimon_lab.core import binary_row
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -102,7 +104,6 @@ class FileStoreScan:
         if fields and not pred.may_match(decode_stats(file.value_stats, fields), file.row_count):
             return False
         if file.embedded_index and file.schema_id == self.store.schema.id:
-            from paimon_lab.fileindex import FileIndexReader
 
             return FileIndexReader(file.embedded_index, list(self.store.schema.fields)).may_match(pred)
         return True
@@ -126,7 +127,6 @@ class FileStoreScan:
             combos *= len(values[k])
         if combos > 1_000_000:
             return None
-        from paimon_lab.core import binary_row
 
         try:
             if combos == 0:

@@ -13,6 +13,11 @@ from paimon_lab.utils.parallel import WORKERS, thread_map
 from paimon_lab.core.predicate import Predicate, filter_table
 from paimon_lab.operation.scan import DataSplit, plan_splits
 from paimon_lab.core.schema import TableSchema
+from paimon_lab.fileindex import FileIndexReader
+from paimon_lab.mergetree.compact_rewriter import BucketFiles, drop_retracts, merge_order, merge_sorted
+from paimon_lab.mergetree.reader import MergeReader, supports_fast_merge
+from paimon_lab.mergetree.merge_engine import merge_function_of
+from paimon_lab.store.file_store import batch_scan_skips_level0
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -51,7 +56,6 @@ class TableRead:
         index = [x for x in file.extra_files if x.endswith(".index")]
         if not index or file.schema_id != self.schema.id:
             return True
-        from paimon_lab.fileindex import FileIndexReader
 
         data = self.store.file_io.read_bytes(join(self.store.bucket_path(split.partition, split.bucket), index[0]))
         return FileIndexReader(data, list(self.schema.fields)).may_match(self.predicate)
@@ -107,9 +111,6 @@ class TableRead:
         Only the key part of the filter is applied before merging (every version of a key has
         the same key); the whole filter is applied to the merged rows, so an older version that
         matches a value filter never comes back."""
-        from paimon_lab.mergetree.compact_rewriter import BucketFiles, drop_retracts, merge_order, merge_sorted
-        from paimon_lab.mergetree.reader import MergeReader, supports_fast_merge
-        from paimon_lab.mergetree.merge_engine import merge_function_of
 
         t = self.store
         layout = t.kv_layout
@@ -122,7 +123,6 @@ class TableRead:
             values = reader.read_with_deletion_vectors([f for f in split.files if f.level > 0], dvs, needed,
                                                        self.predicate)
         else:
-            from paimon_lab.store.file_store import batch_scan_skips_level0
 
             chosen = merge_order([f for f in split.files if f.level > 0] if batch_scan_skips_level0(t.schema.core)
                                  else split.files)
@@ -168,8 +168,6 @@ class TableRead:
             return pa.table({"_": pa.nulls(sum(p.num_rows for p in parts))}).select([])
         result = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         return result.select(self.columns).cast(self.output_schema)
-
-
 
 
 def read_table(store: "FileStore", columns: Sequence[str] | None = None, predicate: Predicate | None = None, *,

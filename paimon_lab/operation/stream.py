@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_lab.core.consumer import ConsumerManager
+from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.errors import PaimonLabError, SnapshotNotExistError
 from paimon_lab.operation.changes import changes
 from paimon_lab.operation.split_read import read_table

@@ -11,7 +11,6 @@ import pyarrow.compute  # noqa: F401
 import pyarrow.parquet  # noqa: F401
 import pandas  # noqa: F401
 
-import paimon_lab  # noqa: F401
 import paimon_lab.spark.datasource  # noqa: F401
 from pyspark import daemon
 

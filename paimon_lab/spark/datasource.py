@@ -41,6 +41,18 @@ from paimon_lab.table import Table
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.spark.filters import conjunction, translate
 from paimon_lab.spark.types import arrow_schema_for, conform, spark_schema
+from paimon_lab.operation.scan import DataSplit
+from paimon_lab.core.options import parse_memory
+from paimon_lab.operation.split_read import TableRead
+from paimon_lab.store.consumer import ConsumerManager
+from paimon_lab.core.manifest import FileNamer
+from paimon_lab.errors import CommitConflictError
+from paimon_lab.errors import SnapshotNotExistError
+from paimon_lab.core.options import OPTIONS
+from paimon_lab.spark.shared import task_index, task_writer
+from paimon_lab.spark.shared import cross_partition
+from paimon_lab.spark.shared import merge_hash_index
+from paimon_lab.spark.shared import commit_compaction
 
 SHORT_NAME = "paimon"
 
@@ -162,7 +174,6 @@ def _batches(rows: pa.Table, target: pa.Schema) -> Iterator[pa.RecordBatch]:
 
 def _chunk_files(split, target_size: int) -> list:
     """Append tables: a bucket's files are independent, so big buckets become several tasks."""
-    from paimon_lab.operation.scan import DataSplit
 
     groups, current, size = [], [], 0
     for f in split.files:
@@ -192,7 +203,6 @@ class PaimonReader(DataSourceReader):
         self.timestamp = _opt(options, "timestamp-millis", "scan.timestamp-millis")
         self.read_optimized = _bool(_opt(options, "read-optimized"))
         size = _opt(options, "split.target-size")
-        from paimon_lab.core.options import parse_memory
 
         self.split_size = parse_memory(size) if size else DEFAULT_SPLIT_SIZE
 
@@ -221,7 +231,6 @@ class PaimonReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SplitPartition):
             return iter(())  # an empty table's placeholder partition
-        from paimon_lab.operation.split_read import TableRead
 
         table = _open_checked(self.ref, self.ids)
         rows = TableRead(table.store, self.columns, self.predicate).read([partition.split])
@@ -269,7 +278,6 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         table = self._table()
         sm = table.snapshot_manager
         if self.consumer_id:
-            from paimon_lab.core.consumer import ConsumerManager
 
             got = ConsumerManager(table.store).get(self.consumer_id)
             if got is not None:
@@ -331,7 +339,6 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return out
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from paimon_lab.operation.split_read import TableRead
 
         table = self._table()
         if partition.kind == "split":
@@ -350,7 +357,6 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def commit(self, end: dict) -> None:
         if self.consumer_id and end.get("snapshot", -1) >= 0:
-            from paimon_lab.core.consumer import ConsumerManager
 
             ConsumerManager(self._table().store).record(self.consumer_id, end["snapshot"] + 1)
 
@@ -407,7 +413,6 @@ def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch
     """One Spark task's share of a write (see :mod:`paimon_lab.spark.shared`): files written
     against the snapshot the driver pinned (``pinned``; streams: the latest), with this task's
     own sequence-number range, not committed."""
-    from paimon_lab.spark.shared import task_index, task_writer
 
     table = ref.open()
     sm = table.snapshot_manager
@@ -429,7 +434,6 @@ def _write_task(ref: TableRef, overwrite: bool, batches: Iterator[pa.RecordBatch
 def _stage_task(table: Table, batches: Iterator[pa.RecordBatch], job: str) -> PaimonCommitMessage:
     """A task's rows for a cross-partition-update table, kept as an Arrow IPC file beside the
     table (named with the job id, so a failed job's sweep removes it) for the commit to write."""
-    from paimon_lab.spark.shared import task_index
 
     path = join(table.path, f"spark-staging-{_task_file_uuid(job)}.arrow")
     writer = sink = None
@@ -478,7 +482,6 @@ def check_single_writer(table: Table, tasks: list[PaimonCommitMessage]) -> None:
     """Refuse a commit in which several tasks wrote a cross-partition-update table (dynamic
     bucket, primary key without all partition keys): a key's partition must be decided by one
     writer. :func:`paimon_lab.spark.write_table` writes such tables from one task."""
-    from paimon_lab.spark.shared import cross_partition
 
     if not cross_partition(table.store):
         return
@@ -507,8 +510,6 @@ def commit_messages(table: Table, commit_user: str, tasks: list[PaimonCommitMess
     """Commit what the tasks wrote as one APPEND (or OVERWRITE) snapshot, plus a COMPACT one
     with the compaction the buckets' writers would have done (see :mod:`.shared`); on failure
     delete the files. Returns the id of the snapshot with the data (None: nothing committed)."""
-    from paimon_lab.core.manifest import FileNamer
-    from paimon_lab.spark.shared import merge_hash_index
 
     messages = [m for t in tasks for m in t.messages]
     try:
@@ -541,9 +542,6 @@ def _compact_after_commit(table: Table, commit_user: str, touched: set, kw: dict
     (as TableWriter's catch-up does)."""
     import warnings
 
-    from paimon_lab.errors import CommitConflictError
-    from paimon_lab.spark.shared import commit_compaction
-
     for _ in range(3):
         table.refresh()
         compacted: list[CommitMessage] = []
@@ -574,7 +572,6 @@ class PaimonWriter(DataSourceArrowWriter):
         self.snapshot_id = snapshot_id  # pinned on the driver: every task writes against it
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        from paimon_lab.spark.shared import cross_partition
 
         table = self.ref.open()
         if cross_partition(table.store):
@@ -611,7 +608,6 @@ def last_committed_batch(table: Table, commit_user: str) -> int | None:
     sid, earliest = sm.latest_id(), sm.earliest_id()
     if sid is None:
         return None
-    from paimon_lab.errors import SnapshotNotExistError
 
     while earliest is not None and sid >= earliest:
         try:
@@ -758,7 +754,6 @@ class PaimonDataSource(DataSource):
 def create_table(ref: TableRef, schema, options: Mapping[str, str]) -> Table:
     """Create a missing table from a Spark schema: ``primary-keys`` and ``partition-keys`` options
     (comma separated) and any Paimon table option (``bucket``, ``file.format``, ...)."""
-    from paimon_lab.core.options import OPTIONS
 
     options = _lower(options)
     if ref.identifier is None:

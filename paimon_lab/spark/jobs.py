@@ -16,6 +16,11 @@ from paimon_lab.table import Table
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.spark.datasource import SHORT_NAME, TableRef, create_table, table_ref
 from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
+from paimon_lab.operation.append_compact import AppendCompactor
+from paimon_lab.spark.datasource import with_defaults
+from paimon_lab.spark.env import check_workers, configure_workers
+from paimon_lab.spark.env import python_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -49,8 +54,6 @@ def register(spark: "SparkSession", warehouse: str | None = None, *, filter_push
     PYSPARK_PYTHON / spark.pyspark.python says otherwise) and, with ``check`` (once per
     SparkContext), one task checks that a worker imports paimon_lab; if not,
     :class:`~paimon_lab.spark.env.WorkerEnvironmentError` says what to set."""
-    from paimon_lab.spark.datasource import with_defaults
-    from paimon_lab.spark.env import check_workers, configure_workers
 
     configure_workers(spark)
     if check:
@@ -145,7 +148,6 @@ def write_table(df: "DataFrame", identifier: str, warehouse: str | None = None, 
     except PaimonLabError:
         raise
     except Exception as e:  # Spark's exception around a task's Python error: that error first
-        from paimon_lab.spark.env import python_error
 
         raise SparkJobError(f"{python_error(e)}\n(writing {ref.name} with Spark failed and committed nothing; "
                             "the Spark error is the cause of this one)") from e
@@ -164,14 +166,12 @@ def _compact_task(ref: TableRef, commit_user: str, full: bool, jobs: list[tuple]
     store = None
     try:
         if table.schema.primary_keys:
-            from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
 
             store = KeyValueFileStoreWrite(table.store, commit_user)
             for part, bucket, _, _ in jobs:
                 store.writer(part, bucket).compact_until_done(full)
             messages = [m for m in (w.prepare_commit(False) for w in store.writers.values()) if m.compacted]
         else:
-            from paimon_lab.operation.append_compact import AppendCompactor
 
             compactor = AppendCompactor(table.store)
             snapshot = table.snapshot_manager.snapshot(snapshot_id) if snapshot_id is not None else None

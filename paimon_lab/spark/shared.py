@@ -52,6 +52,8 @@ from paimon_lab.operation.append_write import AppendWriter
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.operation.split_read import read_table
+from paimon_lab.utils.parallel import thread_map
+from paimon_lab.operation.append_compact import AppendCompactor
 
 if TYPE_CHECKING:
     from paimon_lab.core.snapshot import Snapshot
@@ -289,7 +291,6 @@ def commit_compaction(store: "FileStore", commit_user: str, touched: set[tuple[b
         return []
     messages: list[CommitMessage] = []
     if store.schema.primary_keys:
-        from paimon_lab.utils.parallel import thread_map
 
         write = KeyValueFileStoreWrite(store, commit_user)
         restored = write.restored()
@@ -309,7 +310,6 @@ def commit_compaction(store: "FileStore", commit_user: str, touched: set[tuple[b
             raise
         messages = [m for m in done if m.compacted]
     elif core.bucket > 0:
-        from paimon_lab.operation.append_compact import AppendCompactor
 
         latest = store.snapshot_manager.latest()
         files = FileStoreScan(store).files_by_bucket(latest)

@@ -11,10 +11,13 @@ from paimon_lab.core import binary_row
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.snapshot import Snapshot
-from paimon_lab.core.consumer import ConsumerManager
+from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.operation.scan import FileStoreScan
 
 from paimon_lab.system.java_text import flat_json, java_list, java_map, external_text, internal_text
+from paimon_lab.store.file_store import branch_path
+from paimon_lab.operation.branch import list_branches
+from paimon_lab.store.file_store import live_index_entries
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -202,8 +205,6 @@ def files(store: "FileStore", snap: Snapshot | None) -> pa.Table:
 
 
 def tags(store: "FileStore") -> pa.Table:
-    from paimon_lab.store.file_store import branch_path
-    from paimon_lab.operation.branch import list_branches
 
     tag_branches: dict[str, list[str]] = {}
     for b in list_branches(store):
@@ -278,7 +279,6 @@ def aggregate_files(store: "FileStore", snap: Snapshot | None, by_bucket: bool) 
 
 
 def table_indexes(store: "FileStore", snap: Snapshot | None) -> pa.Table:
-    from paimon_lab.store.file_store import live_index_entries
 
     if snap is None:
         return SCHEMAS["table_indexes"].empty_table()

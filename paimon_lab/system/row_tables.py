@@ -14,6 +14,9 @@ from paimon_lab.operation.scan import plan_splits
 from paimon_lab.operation.split_read import read_table
 
 from paimon_lab.system.metadata_tables import _STR
+from paimon_lab.mergetree.compact_rewriter import BucketFiles, merge_order, merge_sorted
+from paimon_lab.store.file_store import batch_scan_skips_level0
+from paimon_lab.core.key_value import KIND_NAMES, VALUE_KIND
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -24,8 +27,6 @@ if TYPE_CHECKING:
 def _merged_kv(store: "FileStore", split) -> pa.Table:
     """Merge-on-read of one bucket keeping each key's row kind and its deletes (Java's
     ``forceKeepDelete`` read under the audit log); mirrors :meth:`TableRead._read_merged`."""
-    from paimon_lab.mergetree.compact_rewriter import BucketFiles, merge_order, merge_sorted
-    from paimon_lab.store.file_store import batch_scan_skips_level0
 
     layout = store.kv_layout
     files = BucketFiles(store, layout, split.partition, split.bucket)
@@ -59,7 +60,6 @@ def audit_log(store: "FileStore", snap: Snapshot | None, tag: str | None = None)
     if not store.schema.primary_keys:
         rows = read_rows(store, snap, tag, read_optimized=False)
         return rows.add_column(0, schema.field(0), pa.array(["+I"] * rows.num_rows, _STR)).cast(schema)
-    from paimon_lab.core.key_value import KIND_NAMES, VALUE_KIND
 
     labels = pa.array([KIND_NAMES[i] for i in range(len(KIND_NAMES))], _STR)
     parts = []

@@ -22,6 +22,7 @@ from paimon_lab.operation.split_read import read_table
 
 from paimon_lab.system.metadata_tables import SCHEMAS, table_of
 from paimon_lab.system.java_text import flat_json, jackson_pretty, naive_utc, nanos, plain_decimal
+from paimon_lab.core.manifest import FileNamer
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -121,7 +122,6 @@ def commit_statistics(store: "FileStore", stats_file: str, commit_user: str | No
                       max_retries: int | None = None) -> int:
     """Commit an ANALYZE snapshot naming ``stats_file``: the latest snapshot's files unchanged
     (base = its base + delta manifests, an empty delta), as Java's ``commitStatistics``."""
-    from paimon_lab.core.manifest import FileNamer
 
     user = commit_user or str(uuid.uuid4())
     retries = max_retries if max_retries is not None else store.schema.core.get("commit.max-retries")

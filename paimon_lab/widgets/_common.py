@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import pandas as pd
+from paimon_lab.core.predicate import col
 
 try:  # the widgets are an optional extra: pip install 'paimon-lab[notebook]'
     import ipywidgets as W
@@ -167,8 +168,6 @@ def ref_label(ref: Ref) -> str:
 def partition_filter(table: "Table", partitions: Sequence[dict]):
     """A predicate selecting exactly the given partitions (None: no restriction)."""
     from functools import reduce
-
-    from paimon_lab.core.predicate import col
 
     if not table.partition_keys or not partitions:
         return None

@@ -12,6 +12,9 @@ import plotly.graph_objects as go
 from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_partition, html_table, kv_table,
                                         FigureSlot)
 from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.io.file_io import join
+from paimon_lab.core.file_format import read_file
+from paimon_lab.core.key_value import (KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KIND_NAMES, KeyValueLayout)
 
 if TYPE_CHECKING:
     from paimon_lab.table import Table
@@ -24,15 +27,11 @@ def deleted_rows(table: "Table", partition: bytes, bucket: int, file, positions:
                  max_rows: int = 1000) -> pd.DataFrame:
     """The rows at ``positions`` of one data file: for primary-key tables the key columns, the
     sequence number and the row kind (the record the vector hides); for append tables the row."""
-    from paimon_lab.io.file_io import join
-    from paimon_lab.core.file_format import read_file
 
     positions = np.asarray(positions[:max_rows], dtype=np.int64)
     schema = table.store.schema_for(file.schema_id)
     path = file.external_path or join(table.store.bucket_path(partition, bucket), file.file_name)
     if table.primary_keys:
-        from paimon_lab.core.key_value import (KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, KIND_NAMES,
-                                             KeyValueLayout)
 
         layout = KeyValueLayout(schema)
         file_cols = [f.name for f in layout.file_fields]

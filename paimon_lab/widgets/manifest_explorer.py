@@ -9,6 +9,8 @@ import pandas as pd
 from paimon_lab.widgets._common import (CSS, W, Raw, error_html, esc, fmt_key, fmt_partition, fmt_time,
                                         fmt_value, html_table, java_bytes, kv_table, pre, resolve,
                                         snapshot_refs)
+from paimon_lab.core.stats import decode_stats
+from paimon_lab.core import binary_row
 
 if TYPE_CHECKING:
     from paimon_lab.core.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta
@@ -20,7 +22,6 @@ LISTS = (("base", "base_manifest_list"), ("delta", "delta_manifest_list"), ("cha
 
 
 def decode_partition_stats(table: "Table", meta: "ManifestFileMeta") -> pd.DataFrame:
-    from paimon_lab.core.stats import decode_stats
 
     fields = table.schema.partition_fields
     if not fields:
@@ -33,8 +34,6 @@ def decode_partition_stats(table: "Table", meta: "ManifestFileMeta") -> pd.DataF
 def decode_file(table: "Table", entry: "ManifestEntry") -> dict:
     """Every field of a manifest entry and its data file, BinaryRows both raw (as Paimon's docs
     print them) and decoded."""
-    from paimon_lab.core import binary_row
-    from paimon_lab.core.stats import decode_stats
 
     f: DataFileMeta = entry.file
     key_types = table.store.kv_layout.key_types if table.primary_keys else []
