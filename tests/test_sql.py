@@ -154,7 +154,7 @@ def test_seed000_materialized_table(s):
     with pytest.raises(SqlError, match="materialized"):
         s.run("INSERT INTO continuous_users_shops VALUES (1, 'x', 1, 1)")
     s.run("DROP MATERIALIZED TABLE continuous_users_shops")
-    assert not s._timers
+    assert not s.timers
 
 
 def test_materialized_table_background_refresh(s):
@@ -166,7 +166,7 @@ def test_materialized_table_background_refresh(s):
         time.sleep(0.2)
     assert q(s, "SELECT total FROM mt") == [(6,)]
     s.run("ALTER MATERIALIZED TABLE mt SUSPEND")
-    assert not s._timers
+    assert not s.timers
 
 
 @pytest.fixture
@@ -974,7 +974,7 @@ def test_materialized_table_state_survives_a_new_session(s, wh):
     assert opts["materialized-table.refresh-mode"] == "FULL"
     assert opts["materialized-table.refresh-status"] == "ACTIVATED"
     s.run("ALTER MATERIALIZED TABLE mt SUSPEND")
-    assert not s._timers
+    assert not s.timers
     s.close()
     assert Catalog(wh).get_table("default.mt").options["materialized-table.refresh-status"] == "SUSPENDED"
 
@@ -985,13 +985,13 @@ def test_materialized_table_state_survives_a_new_session(s, wh):
         assert props["materialized-table.last-refresh-time"].startswith(time.strftime("%Y-"))
         s2.run("INSERT INTO src VALUES (1, 10)")
         assert q(s2, "SELECT * FROM mt") == [(1, 1), (2, 5)]
-        assert not s2._timers  # suspended: reading starts no refresh
+        assert not s2.timers  # suspended: reading starts no refresh
         before = Catalog(wh).get_table("default.mt").latest_snapshot().id
         s2.run("ALTER MATERIALIZED TABLE mt REFRESH")
         assert q(s2, "SELECT * FROM mt") == [(1, 11), (2, 5)]
         assert Catalog(wh).get_table("default.mt").latest_snapshot().id == before + 1
         s2.run("ALTER MATERIALIZED TABLE mt RESUME")
-        assert ("paimon", "default", "mt") in s2._timers
+        assert ("paimon", "default", "mt") in s2.timers
         assert Catalog(wh).get_table("default.mt").options["materialized-table.refresh-status"] == "ACTIVATED"
         text = s2.execute("SHOW CREATE MATERIALIZED TABLE mt").column(0)[0].as_py()
         assert "FRESHNESS = INTERVAL '2' HOUR" in text and "REFRESH_MODE = FULL" in text
@@ -999,9 +999,9 @@ def test_materialized_table_state_survives_a_new_session(s, wh):
         s2.close()
     s3 = Session(wh)  # an activated table gets its refresh timer back when a session reads it
     try:
-        assert not s3._timers
+        assert not s3.timers
         q(s3, "SELECT * FROM mt")
-        assert ("paimon", "default", "mt") in s3._timers
+        assert ("paimon", "default", "mt") in s3.timers
     finally:
         s3.close()
 

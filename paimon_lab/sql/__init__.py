@@ -31,7 +31,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..catalog import Catalog
+from ..jdbc_catalog import JdbcCatalog
 from .errors import SqlError
+from .lexer import split_statements
+from .params import bind
 from .session import Session
 
 __all__ = ["SqlError", "Session", "sql", "default_session", "set_default_session"]
@@ -58,14 +62,12 @@ def set_default_session(session: Session | None) -> None:
 
 
 def _session_for(catalog: Any) -> Session:
-    from ..catalog import Catalog
-
     if catalog is None:
         return default_session()
     if isinstance(catalog, Session):
         return catalog
     with _guard:
-        if isinstance(catalog, Catalog) or _is_jdbc_catalog(catalog):
+        if isinstance(catalog, (Catalog, JdbcCatalog)):
             s = _by_catalog.get(catalog)
             if s is None:
                 s = _by_catalog[catalog] = Session(catalog)
@@ -79,12 +81,6 @@ def _session_for(catalog: Any) -> Session:
     raise SqlError(f"catalog must be a Catalog, a warehouse path or a Session, not {type(catalog).__name__}")
 
 
-def _is_jdbc_catalog(catalog: Any) -> bool:
-    from ..jdbc_catalog import JdbcCatalog
-
-    return isinstance(catalog, JdbcCatalog)
-
-
 def sql(statement: str, catalog: Any = None, *, params: Any = None, script: bool = False) -> pa.Table | None:
     """Run one SQL statement (``script=True``: several, ';'-separated); returns the (last) query's
     result as a pyarrow.Table (None if no statement returned rows).
@@ -96,9 +92,6 @@ def sql(statement: str, catalog: Any = None, *, params: Any = None, script: bool
     current, kept for later calls with the same catalog), a :class:`Session`, or None for the
     process-wide default session (start it with CREATE CATALOG ... / USE CATALOG ...).
     """
-    from .lexer import split_statements
-    from .params import bind
-
     text = bind(statement, params)
     if not script:
         count = len(split_statements(text))
