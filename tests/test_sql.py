@@ -1090,3 +1090,24 @@ def test_catalog_create_table_with_paimon_fields(tmp_path):
         cat.create_table("db.t3", fields=[("k", "INT")])
     with pytest.raises(SchemaError, match="needs a pyarrow.Schema"):
         cat.create_table("db.t3", {"k": "INT"})
+
+
+def test_sql_package_layers():
+    """paimon_lab.sql is a pipeline: no import cycles, each module imports only lower layers (every
+    import counts, in functions and under TYPE_CHECKING too), and no handler imports another."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("paimon_lab")
+    handlers = sorted(m.rsplit(".", 1)[1] for m in graph.find_children("paimon_lab.sql.handlers"))
+    layers = ["session", "dispatch", grimp.Layer(*(f"handlers.{h}" for h in handlers), independent=True),
+              "common", "plan", "resolve",
+              grimp.Layer("format_table", "object_table", "materialized_table", independent=True),
+              grimp.Layer("schemas", "writing", independent=True), "context", "catalogs", "prepared",
+              grimp.Layer("duck", "relations", "datagen", independent=True),
+              grimp.Layer("clauses", "spelling", "params", "rewrite", independent=True), "lexer", "errors"]
+    assert graph.find_illegal_dependencies_for_layers(layers=layers, containers={"paimon_lab.sql"}) == set()
+    assert not {m for m in graph.find_modules_that_directly_import("paimon_lab.sql") if m.startswith("paimon_lab.sql")}
+    listed = {"session", "dispatch", "common", "plan", "resolve", "format_table", "object_table",
+              "materialized_table", "schemas", "writing", "context", "catalogs", "prepared", "duck", "relations",
+              "datagen", "clauses", "spelling", "params", "rewrite", "lexer", "errors"}
+    modules = {m.split(".", 2)[2] for m in graph.find_children("paimon_lab.sql")} - {"handlers"}
+    assert modules <= listed, f"place {sorted(modules - listed)} in a layer"

@@ -19,6 +19,20 @@ Queries run in DuckDB over Arrow tables read from Paimon, with the projection, s
 conjuncts and LIMIT pushed into ``Table.to_arrow`` — also through views, subqueries and CTEs read
 once, when that cannot change the result (not below a LIMIT, a window function or an aggregate
 other than onto its GROUP BY columns).
+
+The package is a pipeline; each module imports only modules of its own or an earlier line:
+
+- parse: ``errors``, ``lexer`` (tokens, statements), ``params`` (bound values), ``rewrite`` (query
+  text for sqlglot), ``clauses`` (DDL clauses), ``spelling`` (SQL text of names and types);
+- running a query: ``relations`` (what a name reads), ``datagen``, ``duck`` (DuckDB),
+  ``prepared`` (a planned query: its reads and its DuckDB SQL);
+- session state: ``catalogs`` (in-memory and Paimon catalogs, views), ``context`` (what a
+  statement handler sees of its session);
+- tables: ``schemas`` (creating Paimon tables), ``writing`` (rows cast and written), the table
+  kinds ``format_table``, ``object_table``, ``materialized_table``;
+- plan: ``resolve`` (a table name -> a relation or a view), ``plan`` (pushdown);
+- execute: ``common`` (handler helpers), ``handlers.*`` (one module per statement concept, none
+  importing another), ``dispatch`` (statement kind -> handler), ``session`` (the Session).
 """
 
 from __future__ import annotations

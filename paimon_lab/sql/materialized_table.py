@@ -92,7 +92,7 @@ def refresh(ctx: SessionContext, cat: str, db: str, name: str, partition: dict |
             cond = c if cond is None else exp.and_(cond, c)
         ast = exp.select("*").from_(exp.Subquery(this=ast, alias=exp.TableAlias(this=exp.to_identifier("__mt"))))\
             .where(cond)
-    data = ctx.query(rw, ast, ctx=Scope(cat, o.get(MT + "definition-database", db)))
+    data = ctx.query(rw, ast, scope=Scope(cat, o.get(MT + "definition-database", db)))
     return write_rows(ctx, table, data, overwrite=partition or True)
 
 

@@ -1,7 +1,7 @@
-"""Queries: sqlglot AST -> CTEs read once inlined, table references resolved to relations (views
-expanded as subqueries) -> WHERE conjuncts copied into the derived tables they filter ->
-projection, filters and limits pushed into the reads -> DuckDB runs the rest over the Arrow
-tables."""
+"""Query planning: CTEs read once inlined, table names resolved (``resolve``) to relations and
+views expanded as subqueries, WHERE conjuncts copied into the derived tables they filter, and
+the projection, filters and limits pushed into the reads; the result is a :class:`Prepared`
+query, whose DuckDB SQL runs over the Arrow tables read."""
 
 from __future__ import annotations
 

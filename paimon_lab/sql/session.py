@@ -134,14 +134,14 @@ class Session:
         return int(value.timestamp() * 1000)
 
     # ------------------------------------------------------------------ names
-    def qualify(self, parts: list[str], ctx: Scope | None = None,
+    def qualify(self, parts: list[str], scope: Scope | None = None,
                 error: Callable[[str], SqlError] | None = None) -> tuple[str, str, str]:
-        ctx = ctx or self.current
+        scope = scope or self.current
         err = error or (lambda m: SqlError(m))
         if len(parts) == 1:
-            return ctx.catalog, ctx.database, parts[0]
+            return scope.catalog, scope.database, parts[0]
         if len(parts) == 2:
-            return ctx.catalog, parts[0], parts[1]
+            return scope.catalog, parts[0], parts[1]
         if len(parts) == 3:
             return parts[0], parts[1], parts[2]
         raise err(f"Invalid name '{'.'.join(parts)}': use [catalog.][database.]name")
@@ -160,10 +160,10 @@ class Session:
                 "c WITH ('type'='paimon', 'warehouse'='...') and USE CATALOG c")
         return entry
 
-    def get_table(self, parts: list[str], ctx: Scope | None = None, error=None):
+    def get_table(self, parts: list[str], scope: Scope | None = None, error=None):
         """The Paimon Table a name refers to (not views or connector tables)."""
         err = error or (lambda m: SqlError(m))
-        cat, db, name = self.qualify(parts, ctx, err)
+        cat, db, name = self.qualify(parts, scope, err)
         entry = self.paimon_catalog(cat, err)
         try:
             table = entry.catalog.get_table(f"{db}.{name}")
@@ -199,14 +199,14 @@ class Session:
             raise SqlError(f"Cannot read execution.checkpointing.interval '{text}'") from None
 
     # ------------------------------------------------------------------ queries
-    def prepare_query(self, rw: Rewritten, ast: exp.Expression, ctx: Scope | None = None,
+    def prepare_query(self, rw: Rewritten, ast: exp.Expression, scope: Scope | None = None,
                       bindings: dict[str, Relation] | None = None) -> Prepared:
-        planner = Planner(self, ctx or self.current, rw, bindings)
+        planner = Planner(self, scope or self.current, rw, bindings)
         return planner.prepare(ast)
 
-    def query(self, rw: Rewritten, ast: exp.Expression, ctx: Scope | None = None,
+    def query(self, rw: Rewritten, ast: exp.Expression, scope: Scope | None = None,
               bindings: dict[str, Relation] | None = None) -> pa.Table:
-        prepared = self.prepare_query(rw, ast, ctx, bindings)
+        prepared = self.prepare_query(rw, ast, scope, bindings)
         try:
             return prepared.execute()
         finally:
