@@ -148,3 +148,12 @@ class PaimonCatalog:
 VIEW_CATALOG = "lab.default-catalog"
 VIEW_DATABASE = "lab.default-database"
 VIEW_COLUMNS = "lab.column-names"
+
+
+def memory_table(temporary: dict[tuple[str, str, str], MemTable], entry: MemoryCatalog | PaimonCatalog,
+                 cat: str, db: str, name: str) -> MemTable | None:
+    """The temporary table or view ``cat.db.name``, else the in-memory catalog's (None if neither)."""
+    mt = temporary.get((cat, db, name))
+    if mt is None and entry.kind == "memory":
+        mt = entry.databases.get(db, {}).get(name)
+    return mt

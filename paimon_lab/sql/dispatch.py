@@ -9,19 +9,8 @@ import pyarrow as pa
 
 from .context import SessionContext, Statement
 from .errors import SqlError
-from .handlers import (
-    alter_table,
-    catalogs,
-    describe,
-    dml,
-    materialized,
-    procedures,
-    query,
-    settings,
-    show,
-    tables,
-    views,
-)
+from .handlers import (alter_table, catalogs, describe, dml, materialized, procedures, query, settings, show, tables,
+                       views)
 from .lexer import TokenStream, tokenize
 
 Handler = Callable[[SessionContext, Statement], "pa.Table | None"]

@@ -22,10 +22,12 @@ if TYPE_CHECKING:
 
 MT = "materialized-table."
 UNITS = {"SECOND": 1, "SECONDS": 1, "MINUTE": 60, "MINUTES": 60, "HOUR": 3600, "HOURS": 3600, "DAY": 86400,
-          "DAYS": 86400}
-
-
+         "DAYS": 86400}
 ACTIVATED, SUSPENDED = "ACTIVATED", "SUSPENDED"
+
+
+def _activated(table) -> bool:
+    return table.options.get(MT + "refresh-status", ACTIVATED) == ACTIVATED
 
 
 def _time_unit(o) -> str:
@@ -67,7 +69,7 @@ def ensure_scheduled(ctx: SessionContext, cat: str, db: str, name: str, table) -
     """A session that meets an ACTIVATED materialized table without a refresh timer (a new
     session, a restarted notebook) starts one; a table staler than its freshness is refreshed
     on the timer right away."""
-    if (cat, db, name) in ctx.timers or table.options.get(MT + "refresh-status", ACTIVATED) != ACTIVATED:
+    if (cat, db, name) in ctx.timers or not _activated(table):
         return
     interval = interval_seconds(table)
     last = last_refresh_millis(table)
@@ -105,7 +107,7 @@ def schedule(ctx: SessionContext, cat: str, db: str, name: str, delay: float | N
         seconds = interval_seconds(table) if delay is None else delay
     except SqlError:
         return
-    if table.options.get(MT + "refresh-status", ACTIVATED) != ACTIVATED:
+    if not _activated(table):
         return
 
     def tick():
@@ -113,8 +115,7 @@ def schedule(ctx: SessionContext, cat: str, db: str, name: str, delay: float | N
             return
         try:
             with ctx.lock:
-                current = ctx.get_table([cat, db, name])
-                if current.options.get(MT + "refresh-status", ACTIVATED) != ACTIVATED:
+                if not _activated(ctx.get_table([cat, db, name])):
                     ctx.timers.pop((cat, db, name), None)  # suspended by another session
                     return
                 refresh(ctx, cat, db, name)

@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from .. import system_tables as st
 from ..errors import PaimonLabError
-from .catalogs import SYSTEM_DB, Scope, ViewDef
+from .catalogs import SYSTEM_DB, Scope, ViewDef, memory_table
 from .duck import connect, fetch_arrow
 from .errors import SqlError
 from .format_table import FormatTableRelation
@@ -32,11 +32,9 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
     cat, db, name = ctx.qualify(parts, scope, error)
     entry = ctx.catalog_entry(cat, error)
     full = f"{cat}.{db}.{name}"
-    mt = ctx.temporary.get((cat, db, name))
+    mt = memory_table(ctx.temporary, entry, cat, db, name)
     if mt is None and entry.kind == "memory":
-        mt = entry.databases.get(db, {}).get(name)
-        if mt is None:
-            raise error(f"Table '{full}' does not exist")
+        raise error(f"Table '{full}' does not exist")
     if mt is not None:
         if mt.kind == "view":
             return mt.view

@@ -13,6 +13,7 @@ from ... import dml as engine_dml
 from ... import types as T
 from ...errors import PaimonLabError
 from ...predicate import And, Leaf, Or, Predicate, bind, parse_filter
+from ..catalogs import memory_table
 from ..errors import SqlError
 from ..format_table import format_insert
 from ..plan import PUSHABLE
@@ -80,11 +81,9 @@ def insert(ctx: SessionContext, st: Statement) -> None:
     prepared = ctx.prepare_query(rw, ast)
 
     # sinks of the in-memory catalog
-    mt = ctx.temporary.get((cat, db, name))
+    mt = memory_table(ctx.temporary, entry, cat, db, name)
     if mt is None and entry.kind == "memory":
-        mt = entry.databases.get(db, {}).get(name)
-        if mt is None:
-            raise err(f"Table '{cat}.{db}.{name}' does not exist")
+        raise err(f"Table '{cat}.{db}.{name}' does not exist")
     if mt is not None:
         if mt.kind not in ("print", "blackhole"):
             raise err(f"Cannot write to '{cat}.{db}.{name}': it is a {mt.kind} table")

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from ...system_tables import GLOBAL_SYSTEM_TABLES
+from ..catalogs import memory_table
 from ..common import db_name, text_table
-from ..lexer import Token, TokenStream
+from ..lexer import TokenStream
 from ..materialized_table import MT, last_refresh_millis, show_create_materialized
 from ..spelling import create_table_sql, quote, sql_string, type_sql
 
@@ -21,8 +22,7 @@ if TYPE_CHECKING:
 
 def catalogs(ctx: SessionContext, st: Statement) -> pa.Table:
     """SHOW CATALOGS."""
-    ts = st.ts
-    ts.expect_end()
+    st.ts.expect_end()
     return text_table(catalog_name=sorted(ctx.catalogs))
 
 
@@ -81,7 +81,34 @@ def create(ctx: SessionContext, st: Statement) -> pa.Table:
         ts.expect_kw("TABLE")
     parts, tok = ts.qualified_name()
     ts.expect_end()
-    return _show_create(ctx, ts, parts, tok, is_view)
+    cat, db, name = ctx.qualify(parts, error=ts.error_at(tok))
+    entry = ctx.catalog_entry(cat, ts.error_at(tok))
+    full = f"{quote(cat)}.{quote(db)}.{quote(name)}"
+    view = None
+    mt = memory_table(ctx.temporary, entry, cat, db, name)
+    if mt is not None:
+        if mt.kind == "view":
+            view = mt.view
+        elif not is_view:
+            cols = ",\n".join(f"  {quote(f.name)} {type_sql(f.type)}" for f in mt.fields)
+            opts = ",\n".join(f"  {sql_string(k)} = {sql_string(v)}" for k, v in sorted(mt.options.items()))
+            return text_table(result=[f"CREATE TEMPORARY TABLE {full} (\n{cols}\n) WITH (\n{opts}\n)"])
+    elif entry.kind == "paimon":
+        view = entry.get_view(db, name) if entry.catalog.database_exists(db) else None
+    if is_view or view is not None:
+        if view is None:
+            raise ts.error(f"View '{cat}.{db}.{name}' does not exist", tok)
+        text = f"CREATE VIEW {full}"
+        if view.columns:
+            text += " (" + ", ".join(quote(c) for c in view.columns) + ")"
+        if view.comment:
+            text += f" COMMENT {sql_string(view.comment)}"
+        return text_table(result=[text + f" AS\n{view.query}"])
+    table = ctx.get_table([cat, db, name], error=ts.error_at(tok))
+    schema = table.schema
+    if schema.options.get("type") == "materialized-table":
+        return text_table(result=[show_create_materialized(full, schema)])
+    return text_table(result=[create_table_sql(full, schema)])
 
 
 def partitions(ctx: SessionContext, st: Statement) -> pa.Table:
@@ -123,36 +150,3 @@ def _filter(names: list[str], pattern: str | None) -> list[str]:
         return list(names)
     glob = pattern.replace("*", "\x00").replace("%", "*").replace("_", "?").replace("\x00", "*")
     return [n for n in names if fnmatch.fnmatchcase(n, glob)]
-
-
-def _show_create(ctx: SessionContext, ts: TokenStream, parts: list[str], tok: Token, is_view: bool) -> pa.Table:
-    cat, db, name = ctx.qualify(parts, error=ts.error_at(tok))
-    entry = ctx.catalog_entry(cat, ts.error_at(tok))
-    full = f"{quote(cat)}.{quote(db)}.{quote(name)}"
-    view = None
-    mt = ctx.temporary.get((cat, db, name))
-    if mt is None and entry.kind == "memory":
-        mt = entry.databases.get(db, {}).get(name)
-    if mt is not None:
-        if mt.kind == "view":
-            view = mt.view
-        elif not is_view:
-            cols = ",\n".join(f"  {quote(f.name)} {type_sql(f.type)}" for f in mt.fields)
-            opts = ",\n".join(f"  {sql_string(k)} = {sql_string(v)}" for k, v in sorted(mt.options.items()))
-            return text_table(result=[f"CREATE TEMPORARY TABLE {full} (\n{cols}\n) WITH (\n{opts}\n)"])
-    elif entry.kind == "paimon":
-        view = entry.get_view(db, name) if entry.catalog.database_exists(db) else None
-    if is_view or view is not None:
-        if view is None:
-            raise ts.error(f"View '{cat}.{db}.{name}' does not exist", tok)
-        text = f"CREATE VIEW {full}"
-        if view.columns:
-            text += " (" + ", ".join(quote(c) for c in view.columns) + ")"
-        if view.comment:
-            text += f" COMMENT {sql_string(view.comment)}"
-        return text_table(result=[text + f" AS\n{view.query}"])
-    table = ctx.get_table([cat, db, name], error=ts.error_at(tok))
-    schema = table.schema
-    if schema.options.get("type") == "materialized-table":
-        return text_table(result=[show_create_materialized(full, schema)])
-    return text_table(result=[create_table_sql(full, schema)])
