@@ -135,7 +135,7 @@ SELECT b.region, n FROM (SELECT region FROM big WHERE region = 'us') b JOIN by_r
 """)
         assert res.success, res.error_in_exec
         assert res.result.to_dict("list") == {"region": ["us", "us"], "n": [2, 2]}
-        assert not sql_module.default_session()._timers  # still suspended
+        assert not sql_module.default_session().timers  # still suspended
     finally:
         sql_module.default_session().close()
         sql_module.set_default_session(None)

@@ -154,7 +154,7 @@ def test_seed000_materialized_table(s):
     with pytest.raises(SqlError, match="materialized"):
         s.run("INSERT INTO continuous_users_shops VALUES (1, 'x', 1, 1)")
     s.run("DROP MATERIALIZED TABLE continuous_users_shops")
-    assert not s._timers
+    assert not s.timers
 
 
 def test_materialized_table_background_refresh(s):
@@ -166,7 +166,7 @@ def test_materialized_table_background_refresh(s):
         time.sleep(0.2)
     assert q(s, "SELECT total FROM mt") == [(6,)]
     s.run("ALTER MATERIALIZED TABLE mt SUSPEND")
-    assert not s._timers
+    assert not s.timers
 
 
 @pytest.fixture
@@ -974,7 +974,7 @@ def test_materialized_table_state_survives_a_new_session(s, wh):
     assert opts["materialized-table.refresh-mode"] == "FULL"
     assert opts["materialized-table.refresh-status"] == "ACTIVATED"
     s.run("ALTER MATERIALIZED TABLE mt SUSPEND")
-    assert not s._timers
+    assert not s.timers
     s.close()
     assert Catalog(wh).get_table("default.mt").options["materialized-table.refresh-status"] == "SUSPENDED"
 
@@ -985,13 +985,13 @@ def test_materialized_table_state_survives_a_new_session(s, wh):
         assert props["materialized-table.last-refresh-time"].startswith(time.strftime("%Y-"))
         s2.run("INSERT INTO src VALUES (1, 10)")
         assert q(s2, "SELECT * FROM mt") == [(1, 1), (2, 5)]
-        assert not s2._timers  # suspended: reading starts no refresh
+        assert not s2.timers  # suspended: reading starts no refresh
         before = Catalog(wh).get_table("default.mt").latest_snapshot().id
         s2.run("ALTER MATERIALIZED TABLE mt REFRESH")
         assert q(s2, "SELECT * FROM mt") == [(1, 11), (2, 5)]
         assert Catalog(wh).get_table("default.mt").latest_snapshot().id == before + 1
         s2.run("ALTER MATERIALIZED TABLE mt RESUME")
-        assert ("paimon", "default", "mt") in s2._timers
+        assert ("paimon", "default", "mt") in s2.timers
         assert Catalog(wh).get_table("default.mt").options["materialized-table.refresh-status"] == "ACTIVATED"
         text = s2.execute("SHOW CREATE MATERIALIZED TABLE mt").column(0)[0].as_py()
         assert "FRESHNESS = INTERVAL '2' HOUR" in text and "REFRESH_MODE = FULL" in text
@@ -999,9 +999,9 @@ def test_materialized_table_state_survives_a_new_session(s, wh):
         s2.close()
     s3 = Session(wh)  # an activated table gets its refresh timer back when a session reads it
     try:
-        assert not s3._timers
+        assert not s3.timers
         q(s3, "SELECT * FROM mt")
-        assert ("paimon", "default", "mt") in s3._timers
+        assert ("paimon", "default", "mt") in s3.timers
     finally:
         s3.close()
 
@@ -1090,3 +1090,24 @@ def test_catalog_create_table_with_paimon_fields(tmp_path):
         cat.create_table("db.t3", fields=[("k", "INT")])
     with pytest.raises(SchemaError, match="needs a pyarrow.Schema"):
         cat.create_table("db.t3", {"k": "INT"})
+
+
+def test_sql_package_layers():
+    """paimon_lab.sql is a pipeline: no import cycles, each module imports only lower layers (every
+    import counts, in functions and under TYPE_CHECKING too), and no handler imports another."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("paimon_lab", cache_dir=None)
+    handlers = sorted(m.rsplit(".", 1)[1] for m in graph.find_children("paimon_lab.sql.handlers"))
+    layers = ["session", "dispatch", grimp.Layer(*(f"handlers.{h}" for h in handlers), independent=True),
+              "common", "plan", "resolve",
+              grimp.Layer("format_table", "object_table", "materialized_table", independent=True),
+              grimp.Layer("schemas", "writing", independent=True), "context", "catalogs", "prepared",
+              grimp.Layer("duck", "relations", "datagen", independent=True),
+              grimp.Layer("clauses", "spelling", "params", "rewrite", independent=True), "lexer", "errors"]
+    assert graph.find_illegal_dependencies_for_layers(layers=layers, containers={"paimon_lab.sql"}) == set()
+    assert not {m for m in graph.find_modules_that_directly_import("paimon_lab.sql") if m.startswith("paimon_lab.sql")}
+    listed = {"session", "dispatch", "common", "plan", "resolve", "format_table", "object_table",
+              "materialized_table", "schemas", "writing", "context", "catalogs", "prepared", "duck", "relations",
+              "datagen", "clauses", "spelling", "params", "rewrite", "lexer", "errors"}
+    modules = {m.split(".", 2)[2] for m in graph.find_children("paimon_lab.sql")} - {"handlers"}
+    assert modules <= listed, f"place {sorted(modules - listed)} in a layer"

@@ -19,6 +19,20 @@ Queries run in DuckDB over Arrow tables read from Paimon, with the projection, s
 conjuncts and LIMIT pushed into ``Table.to_arrow`` — also through views, subqueries and CTEs read
 once, when that cannot change the result (not below a LIMIT, a window function or an aggregate
 other than onto its GROUP BY columns).
+
+The package is a pipeline; each module imports only modules of its own or an earlier line:
+
+- parse: ``errors``, ``lexer`` (tokens, statements), ``params`` (bound values), ``rewrite`` (query
+  text for sqlglot), ``clauses`` (DDL clauses), ``spelling`` (SQL text of names and types);
+- running a query: ``relations`` (what a name reads), ``datagen``, ``duck`` (DuckDB),
+  ``prepared`` (a planned query: its reads and its DuckDB SQL);
+- session state: ``catalogs`` (in-memory and Paimon catalogs, views), ``context`` (what a
+  statement handler sees of its session);
+- tables: ``schemas`` (creating Paimon tables), ``writing`` (rows cast and written), the table
+  kinds ``format_table``, ``object_table``, ``materialized_table``;
+- plan: ``resolve`` (a table name -> a relation or a view), ``plan`` (pushdown);
+- execute: ``common`` (handler helpers), ``handlers.*`` (one module per statement concept, none
+  importing another), ``dispatch`` (statement kind -> handler), ``session`` (the Session).
 """
 
 from __future__ import annotations
@@ -31,7 +45,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from paimon_lab.catalog import Catalog
+from paimon_lab.catalog import JdbcCatalog
 from paimon_lab.sql.errors import SqlError
+from paimon_lab.sql.lexer import split_statements
+from paimon_lab.sql.params import bind
 from paimon_lab.sql.session import Session
 
 __all__ = ["SqlError", "Session", "sql", "default_session", "set_default_session"]
@@ -58,14 +76,12 @@ def set_default_session(session: Session | None) -> None:
 
 
 def _session_for(catalog: Any) -> Session:
-    from paimon_lab.catalog import Catalog
-
     if catalog is None:
         return default_session()
     if isinstance(catalog, Session):
         return catalog
     with _guard:
-        if isinstance(catalog, Catalog) or _is_jdbc_catalog(catalog):
+        if isinstance(catalog, (Catalog, JdbcCatalog)):
             s = _by_catalog.get(catalog)
             if s is None:
                 s = _by_catalog[catalog] = Session(catalog)
@@ -79,12 +95,6 @@ def _session_for(catalog: Any) -> Session:
     raise SqlError(f"catalog must be a Catalog, a warehouse path or a Session, not {type(catalog).__name__}")
 
 
-def _is_jdbc_catalog(catalog: Any) -> bool:
-    from paimon_lab.catalog import JdbcCatalog
-
-    return isinstance(catalog, JdbcCatalog)
-
-
 def sql(statement: str, catalog: Any = None, *, params: Any = None, script: bool = False) -> pa.Table | None:
     """Run one SQL statement (``script=True``: several, ';'-separated); returns the (last) query's
     result as a pyarrow.Table (None if no statement returned rows).
@@ -96,9 +106,6 @@ def sql(statement: str, catalog: Any = None, *, params: Any = None, script: bool
     current, kept for later calls with the same catalog), a :class:`Session`, or None for the
     process-wide default session (start it with CREATE CATALOG ... / USE CATALOG ...).
     """
-    from paimon_lab.sql.lexer import split_statements
-    from paimon_lab.sql.params import bind
-
     text = bind(statement, params)
     if not script:
         count = len(split_statements(text))

@@ -5,6 +5,7 @@ sqlglot sees it. Tokens keep their offsets so errors can name a line and column.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from paimon_lab.sql.errors import SqlError, position
 
@@ -157,6 +158,10 @@ class TokenStream:
         offset = tok.start if tok is not None else len(self.text.rstrip())
         line, col = position(self.text, offset)
         return SqlError(message, line, col, self.text)
+
+    def error_at(self, token: Token | None = None) -> Callable[[str], SqlError]:
+        """An error factory positioning its messages at ``token`` (for lookups that take one)."""
+        return lambda message: self.error(message, token)
 
     # ---------------------------------------------------------------- keywords
     def at_kw(self, *words: str) -> bool:

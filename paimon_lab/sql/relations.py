@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_lab.core.predicate import Predicate
 
@@ -101,8 +102,6 @@ class ChangesRelation(Relation):
         return self.table.schema.arrow_schema()
 
     def read(self, columns=None, predicate=None, limit=None) -> pa.Table:
-        import pyarrow.compute as pc
-
         changes = self.table.changes(self.start, self.end, columns=columns)
         kept = changes.filter(pc.is_in(changes.column("rowkind"), pa.array(["+I", "+U"])))
         return kept.drop_columns(["rowkind"])

@@ -8,11 +8,14 @@ from typing import TYPE_CHECKING, Any, Callable
 import pyarrow as pa
 
 from paimon_lab.errors import PaimonLabError
+from paimon_lab.core.options import parse_duration
+from paimon_lab.sql.common import text_table
 from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.lexer import TokenStream
+from paimon_lab.sql.object_table import refresh_object_table
 
 if TYPE_CHECKING:
-    from paimon_lab.sql.session import Session
+    from paimon_lab.sql.context import SessionContext, Statement
 
 
 def _result(values: list) -> pa.Table:
@@ -28,8 +31,10 @@ def _opt_int(v: Any) -> int | None:
 
 
 class Call:
-    def __init__(self, session: "Session", ts: TokenStream, name: str, args: dict[str, Any], tok):
-        self.session, self.ts, self.name, self.args, self.tok = session, ts, name, args, tok
+    """One procedure call: its arguments, the context it runs in, errors positioned at its name."""
+
+    def __init__(self, ctx: SessionContext, ts: TokenStream, name: str, args: dict[str, Any], tok):
+        self.ctx, self.ts, self.name, self.args, self.tok = ctx, ts, name, args, tok
 
     def error(self, msg: str) -> SqlError:
         return self.ts.error(f"CALL sys.{self.name}: {msg}", self.tok)
@@ -42,13 +47,13 @@ class Call:
     def table(self, key: str = "table"):
         ident = str(self.need(key))
         parts = [p.strip("`") for p in ident.split(".")]
-        return self.session.get_table(parts, error=self.error)
+        return self.ctx.get_table(parts, error=self.error)
 
     def millis(self, key: str) -> int | None:
         v = self.args.get(key)
         if v is None:
             return None
-        return self.session.parse_timestamp(str(v), key)
+        return self.ctx.parse_timestamp(str(v), key)
 
 
 def _compact(c: Call):
@@ -69,7 +74,7 @@ def _compact(c: Call):
                 part[k.strip()] = v.strip()
             specs.append(part)
     ids = [table.compact(full=full, partition=p) for p in (specs or [None])]
-    c.session.last_snapshot_id = ids[-1]
+    c.ctx.last_snapshot_id = ids[-1]
     return _result([f"compacted: snapshot {i}" if i is not None else "nothing to compact" for i in ids])
 
 
@@ -83,8 +88,6 @@ def _create_tag(c: Call):
     retained = c.args.get("time_retained")
     seconds = None
     if retained:
-        from paimon_lab.core.options import parse_duration
-
         seconds = parse_duration(str(retained).replace(" ", "")) / 1000
     table.tag_manager.create(tag, snap, seconds)
     return _result([f"tag {tag} -> snapshot {snap.id}"])
@@ -167,8 +170,8 @@ def _remove_orphan_files(c: Call):
     parts = [p.strip("`") for p in ident.split(".")]
     tables = []
     if parts[-1] == "*":
-        cat = c.session.paimon_catalog(c.session.current.catalog, c.error)
-        db = parts[-2] if len(parts) > 1 else c.session.current.database
+        cat = c.ctx.paimon_catalog(c.ctx.current.catalog, c.error)
+        db = parts[-2] if len(parts) > 1 else c.ctx.current.database
         tables = [cat.catalog.get_table(f"{db}.{t}") for t in cat.catalog.list_tables(db)]
     else:
         tables = [c.table()]
@@ -179,10 +182,8 @@ def _remove_orphan_files(c: Call):
 
 
 def _refresh_object_table(c: Call):
-    from paimon_lab.sql.special import refresh_object_table
-
     table = c.table()
-    n = refresh_object_table(c.session, table)
+    n = refresh_object_table(c.ctx, table)
     return _result([f"{n} objects"])
 
 
@@ -203,14 +204,15 @@ PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
 }
 
 
-def call(session: "Session", ts: TokenStream) -> pa.Table:
-    ts.expect_kw("CALL")
+def call(ctx: SessionContext, st: Statement) -> pa.Table:
+    """CALL [c.]sys.<procedure>(args, name => value, ...)."""
+    ts = st.ts
     parts, tok = ts.qualified_name("a procedure name")
     if len(parts) < 2 or parts[-2].lower() != "sys":
         raise ts.error("Procedures are called as sys.<name>(...)", tok)
     name = parts[-1].lower()
     if len(parts) == 3:
-        session.paimon_catalog(parts[0], lambda m: ts.error(m, tok))
+        ctx.paimon_catalog(parts[0], ts.error_at(tok))
     if name not in PROCEDURES:
         raise ts.error(f"Unknown procedure sys.{parts[-1]}; known are {sorted(PROCEDURES)}", tok)
     fn, params = PROCEDURES[name]
@@ -240,14 +242,19 @@ def call(session: "Session", ts: TokenStream) -> pa.Table:
                 break
             ts.expect_op(",")
     ts.expect_end()
-    if session.catalog_entry(session.current.catalog).kind != "paimon" and len(parts) < 3:
+    if ctx.catalog_entry(ctx.current.catalog).kind != "paimon" and len(parts) < 3:
         raise ts.error("Procedures run in a Paimon catalog: USE CATALOG <paimon catalog> first", tok)
     try:
-        return fn(Call(session, ts, name, args, tok))
+        return fn(Call(ctx, ts, name, args, tok))
     except SqlError:
         raise
     except PaimonLabError as e:
         raise ts.error(f"CALL sys.{name}: {e}", tok) from e
+
+
+def show(ctx: SessionContext, st: Statement) -> pa.Table:
+    """SHOW PROCEDURES."""
+    return text_table(**{"procedure name": sorted(f"sys.{p}" for p in PROCEDURES)})
 
 
 def _value(ts: TokenStream) -> Any:

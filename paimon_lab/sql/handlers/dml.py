@@ -8,98 +8,32 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from paimon_lab.operation.row_dml import rewrite_append
 from paimon_lab.core import types as T
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind, parse_filter
-from paimon_lab.sql.ddl import duck_type
+from paimon_lab.sql.catalogs import memory_table
 from paimon_lab.sql.errors import SqlError
-from paimon_lab.sql.lexer import TokenStream
-from paimon_lab.sql.query import connect, duckdb_error, fetch_arrow
+from paimon_lab.sql.format_table import format_insert
+from paimon_lab.sql.plan import PUSHABLE
 from paimon_lab.sql.relations import ArrowRelation, FunctionRelation, PaimonRelation
 from paimon_lab.sql.rewrite import PLACEHOLDER, parse, rewrite
+from paimon_lab.sql.spelling import duck_type
+from paimon_lab.sql.writing import cast_rows, write_rows
 
 if TYPE_CHECKING:
-    from paimon_lab.sql.session import Session
+    from paimon_lab.sql.context import SessionContext, Statement
 
 TARGET = "__target"
 
 
 # ================================================================================== casting
 
-def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, Any] | None = None,
-              statement: str | None = None) -> pa.Table:
-    """Cast ``data`` (columns matched to ``fields`` by position; ``constants`` fill named fields,
-    missing ones are NULL) to the fields' types with SQL CAST semantics (DuckDB)."""
-    constants = constants or {}
-    src = data.rename_columns([f"c{i}" for i in range(data.num_columns)])
-    given_fields = [f for f in fields if f.name not in constants]
-    for i, f in enumerate(given_fields[:src.num_columns]):
-        col = src.column(i)
-        if isinstance(f.type, T.RowType) and pa.types.is_struct(col.type) and \
-                col.type.num_fields == len(f.type.fields) and \
-                [col.type.field(j).name for j in range(col.type.num_fields)] != [x.name for x in f.type.fields]:
-            names = [x.name for x in f.type.fields]  # ROW(...) values are positional
-            chunks = [pa.StructArray.from_arrays([c.field(j) for j in range(len(names))], names=names,
-                                                 mask=c.is_null()) for c in col.chunks]
-            src = src.set_column(i, f"c{i}", pa.chunked_array(chunks) if chunks else col)
-    exprs = []
-    positions = {f.name: i for i, f in enumerate(given_fields)} if data.num_columns else {}
-    for f in fields:
-        name = '"' + f.name.replace('"', '""') + '"'
-        if f.name in constants:
-            v = constants[f.name]
-            lit = "NULL" if v is None else "'" + str(v).replace("'", "''") + "'"
-            exprs.append(f"CAST({lit} AS {duck_type(f.type)}) AS {name}")
-        elif f.name in positions and positions[f.name] < data.num_columns:
-            source = f"c{positions[f.name]}"
-            if getattr(src.schema.field(source).type, "tz", None) is not None and f.type.root == "TIMESTAMP":
-                source = f"CAST({source} AS TIMESTAMP)"  # DuckDB < 2 casts TIMESTAMPTZ to TIMESTAMP only
-            exprs.append(f"CAST({source} AS {duck_type(f.type)}) AS {name}")
-        else:
-            exprs.append(f"CAST(NULL AS {duck_type(f.type)}) AS {name}")
-    con = connect()
-    try:
-        con.register("__src", src)
-        out = fetch_arrow(con, f"SELECT {', '.join(exprs)} FROM __src")
-    except Exception as e:
-        import duckdb
-
-        if isinstance(e, duckdb.Error):
-            raise duckdb_error(e, statement or "") from None
-        raise
-    finally:
-        con.close()
-    target = T.arrow_schema(fields)
-    cols = []
-    for f in target:
-        c = out.column(f.name)
-        if c.type != f.type:
-            try:
-                c = c.cast(f.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                c = c.cast(f.type, safe=False)
-        cols.append(c)
-    return pa.Table.from_arrays(cols, schema=target.with_metadata(None)) if cols else out
-
-
-def write_rows(session: "Session", table, data: pa.Table, overwrite: Any = False,
-               row_kinds: list[str] | None = None) -> int | None:
-    """Write rows already shaped like the table (names in schema order)."""
-    fields = list(table.schema.fields)
-    if data.column_names != [f.name for f in fields] or data.schema != T.arrow_schema(fields):
-        data = cast_rows(data, fields)
-    if overwrite is False and data.num_rows == 0:
-        return None
-    snap = table.write(data, overwrite=overwrite, row_kinds=row_kinds) if row_kinds else \
-        table.write(data, overwrite=overwrite)
-    session.last_snapshot_id = snap
-    return snap
-
-
 # ================================================================================== INSERT
 
-def insert(session: "Session", ts: TokenStream):
-    ts.expect_kw("INSERT")
+def insert(ctx: SessionContext, st: Statement) -> None:
+    """INSERT INTO | OVERWRITE [TABLE] t [PARTITION (...)] [(columns)] <query>."""
+    ts = st.ts
     overwrite = False
     if ts.accept_kw("OVERWRITE"):
         overwrite = True
@@ -138,33 +72,29 @@ def insert(session: "Session", ts: TokenStream):
     if ts.at_end():
         raise ts.error("Expected a query (SELECT ... or VALUES ...) after the INSERT target")
     query_tok = ts.peek()
-    err = lambda m: ts.error(m, tok)  # noqa: E731
-    cat, db, name = session.qualify(parts, error=err)
-    entry = session.catalog_entry(cat, err)
+    err = ts.error_at(tok)
+    cat, db, name = ctx.qualify(parts, error=err)
+    entry = ctx.catalog_entry(cat, err)
     rw = rewrite(ts.text, ts.tokens, ts.i)
     ast = parse(rw)
-    prepared = session.prepare_query(rw, ast)
+    prepared = ctx.prepare_query(rw, ast)
 
     # sinks of the in-memory catalog
-    mt = session.temporary.get((cat, db, name))
+    mt = memory_table(ctx.temporary, entry, cat, db, name)
     if mt is None and entry.kind == "memory":
-        mt = entry.databases.get(db, {}).get(name)
-        if mt is None:
-            raise err(f"Table '{cat}.{db}.{name}' does not exist")
+        raise err(f"Table '{cat}.{db}.{name}' does not exist")
     if mt is not None:
         if mt.kind not in ("print", "blackhole"):
             raise err(f"Cannot write to '{cat}.{db}.{name}': it is a {mt.kind} table")
-        for data in _source_batches(session, prepared):
+        for data in _source_batches(ctx, prepared):
             rows = _shape(data, mt.fields, columns, static, ts, query_tok, f"{cat}.{db}.{name}")
             if mt.kind == "print":
                 print(rows.to_pandas().to_string(index=False))
         return None
 
-    table = session.get_table([cat, db, name], error=err)
+    table = ctx.get_table([cat, db, name], error=err)
     ttype = table.options.get("type", "table")
     if ttype == "format-table":
-        from paimon_lab.sql.special import format_insert
-
         data = prepared.execute()
         rows = _shape(data, list(table.schema.fields), columns, static, ts, query_tok, table.identifier)
         format_insert(table, rows, overwrite, static)
@@ -186,12 +116,12 @@ def insert(session: "Session", ts: TokenStream):
     mode: Any = False
     if overwrite:
         mode = {k: v for k, v in static.items()} if static else True
-    for data in _source_batches(session, prepared):
+    for data in _source_batches(ctx, prepared):
         rows = _shape(data, fields, columns, static, ts, query_tok, table.identifier)
         if mode is False and rows.num_rows == 0:
             continue
         try:
-            write_rows(session, table, rows, overwrite=mode)
+            write_rows(ctx, table, rows, overwrite=mode)
         except SqlError:
             raise
         except PaimonLabError as e:
@@ -199,22 +129,22 @@ def insert(session: "Session", ts: TokenStream):
     return None
 
 
-def _source_batches(session: "Session", prepared):
+def _source_batches(ctx: SessionContext, prepared):
     """The query result once, or per checkpoint when it reads a datagen source in streaming mode."""
     gens = [r for r in prepared.rels if isinstance(r.relation, FunctionRelation) and r.relation.info.get("datagen")]
-    interval = session._checkpoint_interval()
-    if not gens or session.batch_mode or interval is None:
+    interval = ctx.checkpoint_interval()
+    if not gens or ctx.batch_mode or interval is None:
         yield prepared.execute()
-        session.last_scans = prepared.scans
+        ctx.last_scans = prepared.scans
         return
     rel = gens[0]
     spec = rel.relation.info["datagen"]
-    total = session._datagen_total(spec)
-    rows = spec.generate(total, session._seed())
+    total = ctx.datagen_total(spec)
+    rows = spec.generate(total, ctx.seed())
     per = max(1, spec.rows_per_second * interval)
     for start in range(0, total, per):
         yield prepared.execute(overrides={rel.index: rows.slice(start, per)})
-    session.last_scans = prepared.scans
+    ctx.last_scans = prepared.scans
 
 
 def _shape(data: pa.Table, fields: list[T.DataField], columns, static, ts, query_tok, ident) -> pa.Table:
@@ -245,23 +175,25 @@ def _shape(data: pa.Table, fields: list[T.DataField], columns, static, ts, query
 
 # ================================================================================== DELETE / UPDATE / MERGE
 
-def row_level(session: "Session", ts: TokenStream):
+def row_level(ctx: SessionContext, st: Statement) -> None:
+    """DELETE FROM, UPDATE and MERGE INTO (parsed whole by sqlglot)."""
+    ts = st.ts
     rw = rewrite(ts.text, ts.tokens, 0)
     node = parse(rw)
     if isinstance(node, exp.Delete):
-        return _delete(session, rw, node)
+        return _delete(ctx, rw, node)
     if isinstance(node, exp.Update):
-        return _update(session, rw, node)
+        return _update(ctx, rw, node)
     if isinstance(node, exp.Merge):
-        return _merge(session, rw, node)
+        return _merge(ctx, rw, node)
     raise SqlError("Unsupported statement", statement=ts.text)
 
 
-def _target(session: "Session", rw, node: exp.Table):
+def _target(ctx: SessionContext, rw, node: exp.Table):
     parts = [p.name for p in node.parts]
     if len(parts) == 1 and parts[0].startswith(PLACEHOLDER) and parts[0] in rw.refs:
         parts = rw.refs[parts[0]].parts
-    table = session.get_table(parts, error=lambda m: rw.node_error(m, node))
+    table = ctx.get_table(parts, error=lambda m: rw.node_error(m, node))
     ttype = table.options.get("type", "table")
     if ttype != "table":
         raise rw.node_error(f"'{table.identifier}' is a {ttype}; row-level changes apply to Paimon tables", node)
@@ -278,10 +210,8 @@ def _exact_predicate(cond: exp.Expression, alias: str, table) -> Predicate | Non
     """``cond`` as an engine predicate when that is exactly equivalent, else None."""
     if cond.find(exp.Select, exp.Subquery, exp.AggFunc, exp.Window):
         return None
-    from paimon_lab.sql.query import _SIMPLE
-
     for n in cond.walk():
-        if not isinstance(n, _SIMPLE):
+        if not isinstance(n, PUSHABLE):
             return None
         if isinstance(n, exp.In) and any(isinstance(e, exp.Null) for e in n.expressions):
             return None
@@ -337,25 +267,25 @@ def identity_predicate(rows: pa.Table, table) -> Predicate | None:
     return pred
 
 
-def _delete(session: "Session", rw, node: exp.Delete):
-    table, alias = _target(session, rw, node.this)
+def _delete(ctx: SessionContext, rw, node: exp.Delete):
+    table, alias = _target(ctx, rw, node.this)
     where = node.args.get("where")
     if where is None:
-        session.last_snapshot_id = table.delete()
+        ctx.last_snapshot_id = table.delete()
         return None
     pred = _exact_predicate(where.this, alias, table)
     if pred is not None:
-        session.last_snapshot_id = table.delete(filter=pred)
+        ctx.last_snapshot_id = table.delete(filter=pred)
         return None
     select = exp.select("*").from_(_target_node(alias)).where(where.this.copy())
-    rows = session.query(rw, select, bindings={TARGET: PaimonRelation(table)})
+    rows = ctx.query(rw, select, bindings={TARGET: PaimonRelation(table)})
     if rows.num_rows == 0:
-        session.last_snapshot_id = None
+        ctx.last_snapshot_id = None
         return None
     if table.primary_keys:
-        session.last_snapshot_id = table.write(rows.select(table.schema.field_names), row_kinds=["-D"] * rows.num_rows)
+        ctx.last_snapshot_id = table.write(rows.select(table.schema.field_names), row_kinds=["-D"] * rows.num_rows)
     else:
-        session.last_snapshot_id = table.delete(filter=identity_predicate(rows, table))
+        ctx.last_snapshot_id = table.delete(filter=identity_predicate(rows, table))
     return None
 
 
@@ -387,8 +317,8 @@ def _typed(expr: exp.Expression, f: T.DataField) -> exp.Expression:
     return exp.Cast(this=expr.copy(), to=exp.DataType.build(duck_type(f.type), dialect="duckdb"))
 
 
-def _update(session: "Session", rw, node: exp.Update):
-    table, alias = _target(session, rw, node.this)
+def _update(ctx: SessionContext, rw, node: exp.Update):
+    table, alias = _target(ctx, rw, node.this)
     sets = _assignments(rw, node, table)
     _check_keys(rw, node, table, list(sets))
     where = node.args.get("where")
@@ -400,37 +330,37 @@ def _update(session: "Session", rw, node: exp.Update):
         select = exp.select(*projections).from_(_target_node(alias))
         if where is not None:
             select = select.where(where.this.copy())
-        rows = session.query(rw, select, bindings={TARGET: PaimonRelation(table)})
+        rows = ctx.query(rw, select, bindings={TARGET: PaimonRelation(table)})
         if rows.num_rows == 0:
-            session.last_snapshot_id = None
+            ctx.last_snapshot_id = None
             return None
         rows = cast_rows(rows, list(table.schema.fields))
-        session.last_snapshot_id = table.write(rows, row_kinds=["+U"] * rows.num_rows)
+        ctx.last_snapshot_id = table.write(rows, row_kinds=["+U"] * rows.num_rows)
         return None
     pred = None
     if where is not None:
         pred = _exact_predicate(where.this, alias, table)
         if pred is None:
             select = exp.select("*").from_(_target_node(alias)).where(where.this.copy())
-            matched = session.query(rw, select, bindings={TARGET: PaimonRelation(table)})
+            matched = ctx.query(rw, select, bindings={TARGET: PaimonRelation(table)})
             if matched.num_rows == 0:
-                session.last_snapshot_id = None
+                ctx.last_snapshot_id = None
                 return None
             pred = identity_predicate(matched, table)
 
     def evaluator(expr: exp.Expression, f: T.DataField):
         def compute(rows: pa.Table):
             select = exp.select(exp.alias_(_typed(expr, f), "v")).from_(_target_node(alias))
-            return session.query(rw, select, bindings={TARGET: ArrowRelation("target", rows)}).column(0)
+            return ctx.query(rw, select, bindings={TARGET: ArrowRelation("target", rows)}).column(0)
         return compute
 
     values = {n: evaluator(e, fields[n]) for n, e in sets.items()}
-    session.last_snapshot_id = table.update(values, filter=pred)
+    ctx.last_snapshot_id = table.update(values, filter=pred)
     return None
 
 
-def _merge(session: "Session", rw, node: exp.Merge):
-    table, alias = _target(session, rw, node.this)
+def _merge(ctx: SessionContext, rw, node: exp.Merge):
+    table, alias = _target(ctx, rw, node.this)
     using = node.args.get("using")
     on = node.args.get("on")
     if using is None or on is None:
@@ -485,7 +415,7 @@ def _merge(session: "Session", rw, node: exp.Merge):
     inserted: list[pa.Table] = []
 
     def run(select) -> pa.Table:
-        return session.query(rw, select, bindings=bindings)
+        return ctx.query(rw, select, bindings=bindings)
 
     def apply_target_clauses(group, source_rows_select_builder):
         if not group:
@@ -574,23 +504,21 @@ def _merge(session: "Session", rw, node: exp.Merge):
             parts.append(i)
             kinds += ["+I"] * i.num_rows
         if not kinds:
-            session.last_snapshot_id = None
+            ctx.last_snapshot_id = None
             return None
         data = pa.concat_tables([p.select(names).cast(T.arrow_schema(fields)) for p in parts])
-        session.last_snapshot_id = table.write(data, row_kinds=kinds)
+        ctx.last_snapshot_id = table.write(data, row_kinds=kinds)
         return None
     # append table: rewrite the files holding affected rows and add the new rows, in one commit
     affected = np.concatenate([del_rids] + updated_rids) if (len(del_rids) or updated_rids) else del_rids
     schema = T.arrow_schema(fields)
     extra = [p.select(names).cast(schema) for p in new_rows if p.num_rows]
     if not len(affected) and not extra:
-        session.last_snapshot_id = None
+        ctx.last_snapshot_id = None
         return None
     if not len(affected):
-        session.last_snapshot_id = table.write(pa.concat_tables(extra))
+        ctx.last_snapshot_id = table.write(pa.concat_tables(extra))
         return None
     pred = identity_predicate(current.take(pa.array(affected)), table)
-    from paimon_lab.operation.row_dml import rewrite_append
-
-    session.last_snapshot_id = rewrite_append(table.store, pred, None, extra)[0]
+    ctx.last_snapshot_id = rewrite_append(table.store, pred, None, extra)[0]
     return None

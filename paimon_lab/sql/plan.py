@@ -1,183 +1,26 @@
-"""Queries: sqlglot AST -> CTEs read once inlined, table references resolved to relations (views
-expanded as subqueries) -> WHERE conjuncts copied into the derived tables they filter ->
-projection, filters and limits pushed into the reads -> DuckDB runs the rest over the Arrow
-tables."""
+"""Query planning: CTEs read once inlined, table names resolved (``resolve``) to relations and
+views expanded as subqueries, WHERE conjuncts copied into the derived tables they filter, and
+the projection, filters and limits pushed into the reads; the result is a :class:`Prepared`
+query, whose DuckDB SQL runs over the Arrow tables read."""
 
 from __future__ import annotations
 
 import copy
-import re
-import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
 from sqlglot import exp
 
-from paimon_lab.errors import PaimonLabError
-from paimon_lab.core.predicate import And, Predicate, parse_filter
-from paimon_lab.sql.errors import SqlError, position
+from paimon_lab.core.predicate import Predicate, parse_filter
+from paimon_lab.sql.catalogs import Scope
+from paimon_lab.sql.duck import EXTERNAL_ACCESS
+from paimon_lab.sql.prepared import Prepared, RelInfo
 from paimon_lab.sql.relations import Relation
+from paimon_lab.sql.resolve import lookup, view_ast
 from paimon_lab.sql.rewrite import PLACEHOLDER, Rewritten
 
 if TYPE_CHECKING:
-    from paimon_lab.sql.session import Context, Session
+    from paimon_lab.sql.context import SessionContext
 
-ALL = None  # "every column" marker
-
-
-EXTERNAL_ACCESS = "duckdb.enable_external_access"   # SET it to 'true' for read_csv and friends
-
-
-def connect(external_access: bool = False):
-    """A fresh DuckDB connection (UTC session time zone, no implicit Python-variable scans, and no
-    access to files or the network unless ``external_access``: SQL in a notebook reads Paimon
-    tables, not ``read_csv('/etc/passwd')``). The configuration is locked against SET."""
-    try:
-        import duckdb
-    except ImportError:  # pragma: no cover
-        raise SqlError("SQL queries need DuckDB: pip install duckdb") from None
-    con = duckdb.connect()
-    for setting in ("SET TimeZone = 'UTC'", "SET python_enable_replacements = false"):
-        try:
-            con.execute(setting)
-        except Exception:  # pragma: no cover - older DuckDB / no ICU
-            pass
-    if not external_access:
-        con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
-    return con
-
-
-def fetch_arrow(con, sql: str) -> pa.Table:
-    rel = con.sql(sql)
-    if rel is None:
-        return pa.table({})
-    for name in ("to_arrow_table", "fetch_arrow_table", "arrow"):
-        fn = getattr(rel, name, None)
-        if fn is not None:
-            out = fn()
-            return out.read_all() if isinstance(out, pa.RecordBatchReader) else out
-    raise SqlError("Unsupported DuckDB version")  # pragma: no cover
-
-
-@dataclass
-class RelInfo:
-    index: int
-    relation: Relation
-    alias: str
-    node: exp.Table
-    columns: set[str] | None = field(default_factory=set)  # None: all
-    predicates: list[Predicate] = field(default_factory=list)
-    limit: int | None = None
-
-    @property
-    def name(self) -> str:
-        return f"__t{self.index}"
-
-    def column_map(self) -> dict[str, str]:
-        return {n.lower(): n for n in self.relation.schema.names}
-
-
-@dataclass
-class Scan:
-    """What one read of a query did (for EXPLAIN and tests)."""
-
-    table: str
-    columns: list[str] | None
-    filter: str | None
-    limit: int | None
-    rows: int | None = None
-
-
-class Prepared:
-    """A resolved query: DuckDB SQL over registered relations."""
-
-    def __init__(self, ast: exp.Expression, rels: list[RelInfo], rw: Rewritten):
-        self.ast = ast
-        self.rels = rels
-        self.rw = rw
-        self.scans: list[Scan] = []
-        self.external_access = False
-
-    @property
-    def sql(self) -> str:
-        return self.ast.sql(dialect="duckdb")
-
-    def read_relations(self, overrides: dict[int, pa.Table] | None = None, pushdown: bool = True) -> dict[str, pa.Table]:
-        out = {}
-        self.scans = []
-        for r in self.rels:
-            if overrides and r.index in overrides:
-                data = overrides[r.index]
-                out[r.name] = data
-                continue
-            cols = None
-            if pushdown and r.columns is not None:
-                cmap = r.column_map()
-                cols = [n for n in r.relation.schema.names if n in r.columns]
-                if not cols and cmap:
-                    cols = [r.relation.schema.names[0]]
-            pred = None
-            limit = None
-            if pushdown and r.relation.pushdown:
-                if r.predicates:
-                    pred = r.predicates[0] if len(r.predicates) == 1 else And(tuple(r.predicates))
-                limit = r.limit
-            try:
-                data = r.relation.read(cols, pred, limit)
-            except SqlError:
-                raise
-            except PaimonLabError as e:
-                raise self.rw.node_error(f"Cannot read {r.relation.describe()}: {e}", r.node) from e
-            self.scans.append(Scan(r.relation.describe(), cols, _pred_text(pred), limit, data.num_rows))
-            out[r.name] = data
-        return out
-
-    def execute(self, overrides: dict[int, pa.Table] | None = None) -> pa.Table:
-        import duckdb
-
-        sql = self.sql
-        for attempt in (True, False):
-            tables = self.read_relations(overrides, pushdown=attempt)
-            con = connect(self.external_access)
-            try:
-                for name, data in tables.items():
-                    con.register(name, data)
-                return fetch_arrow(con, sql)
-            except duckdb.Error as e:
-                text = str(e)
-                if attempt and ("not found" in text or "does not have a column" in text) and any(
-                        r.columns is not None or r.predicates for r in self.rels):
-                    continue  # pruned too much: read everything and retry
-                raise duckdb_error(e, self.rw.original) from None
-            finally:
-                con.close()
-        raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _pred_text(pred: Predicate | None) -> str | None:
-    return None if pred is None else repr(pred)
-
-
-def duckdb_error(e: Exception, statement: str) -> SqlError:
-    text = str(e)
-    lines = [ln for ln in text.split("\n") if ln.strip()]
-    head = lines[0] if lines else text
-    head = re.sub(r"__t\d+", "table", head)
-    head = head.replace('"__target"', "target")
-    extra = [ln for ln in lines[1:3] if ln.startswith("Candidate") or ln.startswith("Did you mean")]
-    msg = head + ("; " + extra[0] if extra else "")
-    m = re.search(r'"([^"]+)"', head)
-    line = col = None
-    if m:
-        found = re.search(r"(?<![A-Za-z0-9_])`?" + re.escape(m.group(1)) + r"`?(?![A-Za-z0-9_])", statement)
-        if found:
-            line, col = position(statement, found.start())
-    return SqlError(msg, line, col, statement)
-
-
-# ---------------------------------------------------------------------------------------- planner
 
 def _from_sources(select: exp.Select) -> list[tuple[exp.Expression, str, str]]:
     """(source expression, join side, join kind) for FROM and each JOIN of a SELECT."""
@@ -192,7 +35,8 @@ def _from_sources(select: exp.Select) -> list[tuple[exp.Expression, str, str]]:
     return out
 
 
-_SIMPLE = (exp.Column, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.And, exp.Or, exp.Not, exp.EQ, exp.NEQ,
+# the node types of a condition that may become an engine predicate
+PUSHABLE = (exp.Column, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.And, exp.Or, exp.Not, exp.EQ, exp.NEQ,
            exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.In, exp.Between, exp.Like, exp.Neg, exp.Cast,
            exp.Identifier, exp.DataType, exp.Tuple, exp.Date, exp.TsOrDsToDate, exp.DataTypeParam, exp.Var)
 
@@ -200,10 +44,10 @@ _SIMPLE = (exp.Column, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.And, e
 class Planner:
     """Resolves the table names of a query in a context and plans the reads."""
 
-    def __init__(self, session: "Session", ctx: "Context", rw: Rewritten,
+    def __init__(self, ctx: SessionContext, scope: Scope, rw: Rewritten,
                  bindings: dict[str, Relation] | None = None, depth: int = 0):
-        self.session = session
         self.ctx = ctx
+        self.scope = scope
         self.rw = rw
         self.bindings = {k.lower(): v for k, v in (bindings or {}).items()}
         self.depth = depth
@@ -217,7 +61,7 @@ class Planner:
         self._push_into_derived(ast)
         self._analyze(ast)
         prepared = Prepared(ast, self.rels, self.rw)
-        prepared.external_access = (self.session.setting(EXTERNAL_ACCESS, "false") or "").strip().lower() == "true"
+        prepared.external_access = (self.ctx.setting(EXTERNAL_ACCESS, "false") or "").strip().lower() == "true"
         return prepared
 
     # ------------------------------------------------------------------ name resolution
@@ -237,7 +81,7 @@ class Planner:
                 target = self.bindings[parts[0].lower()]
             else:
                 version = node.args.get("version")
-                target = self.session.lookup(parts, self.ctx, options=options, version=version,
+                target = lookup(self.ctx, parts, self.scope, options=options, version=version,
                                              error=lambda msg, n=node: self.rw.node_error(msg, n))
             alias_node = node.args.get("alias")
             alias = alias_node.name if alias_node is not None and alias_node.name else parts[-1]
@@ -254,8 +98,8 @@ class Planner:
             else:  # a view: (query text, context) -> expand as a subquery
                 if self.depth > 20:
                     raise self.rw.node_error("Views nest too deeply (a view refers to itself?)", node)
-                sub = self.session.view_ast(target, error=lambda msg, n=node: self.rw.node_error(msg, n))
-                inner = Planner(self.session, target.ctx, sub[1], depth=self.depth + 1)
+                sub = view_ast(target, error=lambda msg, n=node: self.rw.node_error(msg, n))
+                inner = Planner(self.ctx, target.scope, sub[1], depth=self.depth + 1)
                 inner._counter = self._counter
                 sub_ast = inner._resolve(copy.deepcopy(sub[0]))
                 self.rels.extend(inner.rels)
@@ -390,7 +234,7 @@ class Planner:
         if conj.find(exp.Select, exp.Subquery, exp.AggFunc, exp.Window, exp.Placeholder, exp.Parameter):
             return
         for node in conj.walk():
-            if not isinstance(node, _SIMPLE):
+            if not isinstance(node, PUSHABLE):
                 return
         cols = list(conj.find_all(exp.Column))
         if not cols:
@@ -506,7 +350,7 @@ class Planner:
         if conj.find(exp.Select, exp.Subquery, exp.AggFunc, exp.Window, exp.Placeholder, exp.Parameter):
             return None
         for node in conj.walk():
-            if not isinstance(node, _SIMPLE):
+            if not isinstance(node, PUSHABLE):
                 return None
         target: RelInfo | None = None
         for col in conj.find_all(exp.Column):
@@ -662,6 +506,3 @@ def _int_literal(node) -> int | None:
     if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
         return int(node.this)
     return None
-
-
-_lock = threading.Lock()

@@ -1,0 +1,120 @@
+"""A planned query: the relations it reads (with the columns, filters and limits pushed into
+each read) and the DuckDB SQL over them; executing it reads the relations and runs the SQL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from sqlglot import exp
+
+from paimon_lab.errors import PaimonLabError
+from paimon_lab.core.predicate import And, Predicate
+from paimon_lab.sql.duck import connect, duckdb_error, fetch_arrow
+from paimon_lab.sql.errors import SqlError
+from paimon_lab.sql.relations import Relation
+from paimon_lab.sql.rewrite import Rewritten
+
+
+@dataclass
+class RelInfo:
+    index: int
+    relation: Relation
+    alias: str
+    node: exp.Table
+    columns: set[str] | None = field(default_factory=set)  # None: all
+    predicates: list[Predicate] = field(default_factory=list)
+    limit: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"__t{self.index}"
+
+    def column_map(self) -> dict[str, str]:
+        return {n.lower(): n for n in self.relation.schema.names}
+
+    @property
+    def predicate(self) -> Predicate | None:
+        """The conjunction of the predicates pushed into this read."""
+        if not self.predicates:
+            return None
+        return self.predicates[0] if len(self.predicates) == 1 else And(tuple(self.predicates))
+
+
+@dataclass
+class Scan:
+    """What one read of a query did (for EXPLAIN and tests)."""
+
+    table: str
+    columns: list[str] | None
+    filter: str | None
+    limit: int | None
+    rows: int | None = None
+
+
+class Prepared:
+    """A resolved query: DuckDB SQL over registered relations."""
+
+    def __init__(self, ast: exp.Expression, rels: list[RelInfo], rw: Rewritten):
+        self.ast = ast
+        self.rels = rels
+        self.rw = rw
+        self.scans: list[Scan] = []
+        self.external_access = False
+
+    @property
+    def sql(self) -> str:
+        return self.ast.sql(dialect="duckdb")
+
+    def read_relations(self, overrides: dict[int, pa.Table] | None = None,
+                       pushdown: bool = True) -> dict[str, pa.Table]:
+        out = {}
+        self.scans = []
+        for r in self.rels:
+            if overrides and r.index in overrides:
+                data = overrides[r.index]
+                out[r.name] = data
+                continue
+            cols = None
+            if pushdown and r.columns is not None:
+                cmap = r.column_map()
+                cols = [n for n in r.relation.schema.names if n in r.columns]
+                if not cols and cmap:
+                    cols = [r.relation.schema.names[0]]
+            pred = limit = None
+            if pushdown and r.relation.pushdown:
+                pred, limit = r.predicate, r.limit
+            try:
+                data = r.relation.read(cols, pred, limit)
+            except SqlError:
+                raise
+            except PaimonLabError as e:
+                raise self.rw.node_error(f"Cannot read {r.relation.describe()}: {e}", r.node) from e
+            self.scans.append(Scan(r.relation.describe(), cols, _pred_text(pred), limit, data.num_rows))
+            out[r.name] = data
+        return out
+
+    def execute(self, overrides: dict[int, pa.Table] | None = None) -> pa.Table:
+        import duckdb  # heavy, imported when a query runs
+
+        sql = self.sql
+        for attempt in (True, False):
+            tables = self.read_relations(overrides, pushdown=attempt)
+            con = connect(self.external_access)
+            try:
+                for name, data in tables.items():
+                    con.register(name, data)
+                return fetch_arrow(con, sql)
+            except duckdb.Error as e:
+                text = str(e)
+                if attempt and ("not found" in text or "does not have a column" in text) and any(
+                        r.columns is not None or r.predicates for r in self.rels):
+                    continue  # pruned too much: read everything and retry
+                raise duckdb_error(e, self.rw.original) from None
+            finally:
+                con.close()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _pred_text(pred: Predicate | None) -> str | None:
+    return None if pred is None else repr(pred)
