@@ -54,10 +54,15 @@ def java_float_string(value: float, single: bool = False) -> str:
 def _legacy_timestamp(value: dt.datetime) -> str:
     """Java LocalDateTime.toString(): seconds and fraction only when non-zero, fraction in 3-digit groups."""
     value = value.replace(tzinfo=None)
-    text = value.strftime("%Y-%m-%dT%H:%M")
     nanos = value.microsecond * 1000 + getattr(value, "nanosecond", 0)
-    if value.second or nanos:
-        text += f":{value.second:02d}"
+    return value.strftime("%Y-%m-%dT") + java_clock_text(value.hour, value.minute, value.second, nanos)
+
+
+def java_clock_text(hour: int, minute: int, second: int, nanos: int) -> str:
+    """LocalTime.toString(): seconds only if non-zero (or a fraction follows), fraction in groups of 3."""
+    text = f"{hour:02d}:{minute:02d}"
+    if second or nanos:
+        text += f":{second:02d}"
     if nanos:
         if nanos % 1_000_000 == 0:
             text += f".{nanos // 1_000_000:03d}"

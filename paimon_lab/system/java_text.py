@@ -9,28 +9,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Iterable
 
 
-from paimon_lab.core.partition import java_float_string
+from paimon_lab.core.partition import java_clock_text, java_float_string
 
 if TYPE_CHECKING:
     from paimon_lab.core.types import DataType
 
 
 # ---------------------------------------------------------------------------------- Java-style text
-
-def _java_time_of_day(hour: int, minute: int, second: int, nanos: int) -> str:
-    """LocalTime.toString(): seconds only if non-zero (or a fraction follows), fraction in groups of 3."""
-    text = f"{hour:02d}:{minute:02d}"
-    if second or nanos:
-        text += f":{second:02d}"
-    if nanos:
-        if nanos % 1_000_000 == 0:
-            text += f".{nanos // 1_000_000:03d}"
-        elif nanos % 1000 == 0:
-            text += f".{nanos // 1000:06d}"
-        else:
-            text += f".{nanos:09d}"
-    return text
-
 
 def nanos(value) -> int:
     return value.microsecond * 1000 + int(getattr(value, "nanosecond", 0) or 0)
@@ -46,7 +31,7 @@ def java_local_datetime(value: dt.datetime) -> str:
     """LocalDateTime.toString() (also Paimon's Timestamp.toString())."""
     value = naive_utc(value)
     return f"{value.year:04d}-{value.month:02d}-{value.day:02d}T" + \
-        _java_time_of_day(value.hour, value.minute, value.second, nanos(value))
+        java_clock_text(value.hour, value.minute, value.second, nanos(value))
 
 
 def _java_instant(value: dt.datetime) -> str:
@@ -55,7 +40,7 @@ def _java_instant(value: dt.datetime) -> str:
     nanos = nanos(value)
     text = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
     if nanos:
-        text += _java_time_of_day(0, 0, 1, nanos)[8:]
+        text += java_clock_text(0, 0, 1, nanos)[8:]
     return text + "Z"
 
 
@@ -90,7 +75,7 @@ def external_text(value: Any, dtype: "DataType") -> str:
     if root == "DATE":
         return value.isoformat() if isinstance(value, dt.date) else str(value)
     if root == "TIME":
-        return _java_time_of_day(value.hour, value.minute, value.second, nanos(value))
+        return java_clock_text(value.hour, value.minute, value.second, nanos(value))
     if root == "TIMESTAMP_LTZ":
         return _java_instant(value)
     if root == "TIMESTAMP":
