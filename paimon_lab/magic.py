@@ -208,7 +208,7 @@ def run_magic(shell, line: str, cell: str | None, settings: Any = None, local_ns
     if not text or not text.strip():
         return None
     try:
-        text = interpolate(text, ChainMap(local_ns or {}, shell.user_ns))
+        text = interpolate(text, ChainMap(local_ns or {}, shell.user_ns if shell is not None else {}))
     except PaimonLabError as e:
         raise PaimonMagicError(f"{type(e).__name__}: {e}") from None
     as_pandas = autopandas and not args.arrow
