@@ -139,3 +139,182 @@ SELECT b.region, n FROM (SELECT region FROM big WHERE region = 'us') b JOIN by_r
     finally:
         sql_module.default_session().close()
         sql_module.set_default_session(None)
+
+
+# ---------------------------------------------------------------------------------- #16 item 1
+
+def test_help_and_docstring(ip, capsys):
+    res = ip.run_cell("%paimon --help")
+    assert res.success and res.result is None
+    out = capsys.readouterr().out
+    for option in ("--out", "--arrow", "--quiet", "--engine", "--catalog", "NAME <<", "{name}", "{{name}}",
+                   "displaylimit", "autopandas", "feedback"):
+        assert option in out, option
+    res = ip.run_cell("%paimon -h")
+    assert res.success and "--out NAME" in capsys.readouterr().out
+    # %%paimon? / %paimon? show the magic's docstring, which lists the options
+    doc = ip.find_cell_magic("paimon").__doc__
+    assert "--out NAME" in doc and "displaylimit" in doc and "NAME <<" in doc
+    res = ip.run_cell("%%paimon?")
+    assert res.success
+    out = capsys.readouterr().out
+    assert "--out NAME" in out and "--quiet" in out and "displaylimit" in out
+    res = ip.run_cell("%paimon --bogus SELECT 1")
+    assert not res.success and "usage:" in str(res.error_in_exec) and "--help" in str(res.error_in_exec)
+
+
+def test_out_and_assignment_for_every_statement(fresh, capsys):
+    res = fresh.run_cell("%%paimon --out did\nINSERT INTO t VALUES (4, 'd'), (5, 'e');\nDELETE FROM t WHERE k = 1")
+    assert res.success and res.result is None
+    did = fresh.user_ns["did"]
+    assert isinstance(did, pd.DataFrame)
+    assert did["kind"].tolist() == ["INSERT", "DELETE"]
+    assert did["rows"].tolist() == [2, 1]
+    assert did["target"].tolist() == ["lab.default.t", "lab.default.t"]
+    assert did["snapshot_id"].tolist() == [2, 3]
+    # jupysql's NAME << convention, cell and line
+    res = fresh.run_cell("%%paimon rows <<\nSELECT k FROM t ORDER BY k")
+    assert res.success and fresh.user_ns["rows"]["k"].tolist() == [2, 3, 4, 5]
+    res = fresh.run_cell("%paimon one << SELECT v FROM t WHERE k = 2")
+    assert res.success and fresh.user_ns["one"].to_dict("list") == {"v": ["b"]}
+    res = fresh.run_cell("%paimon --arrow ins << INSERT INTO t VALUES (6, 'f')")
+    assert res.success and isinstance(fresh.user_ns["ins"], pa.Table)
+    assert fresh.user_ns["ins"].column("rows").to_pylist() == [1]
+    res = fresh.run_cell("%paimon --out a b << SELECT 1")
+    assert not res.success and "use one" in str(res.error_in_exec)
+
+
+def test_displaylimit_truncates_without_converting_everything(fresh, capsys):
+    fresh.run_cell("%%paimon\nCREATE TABLE big (i BIGINT);\nINSERT INTO big SELECT * FROM range(2500)")
+    capsys.readouterr()
+    res = fresh.run_cell("%%paimon\nSELECT i FROM big ORDER BY i")
+    assert res.success
+    assert isinstance(res.result, pd.DataFrame) and len(res.result) == 10  # jupysql's default
+    assert res.result["i"].tolist() == list(range(10))
+    assert "showing 10 of 2,500 rows" in capsys.readouterr().out
+    # --out (and NAME <<) get every row
+    res = fresh.run_cell("%%paimon --out everything\nSELECT i FROM big ORDER BY i")
+    assert len(res.result) == 10 and len(fresh.user_ns["everything"]) == 2500
+    res = fresh.run_cell("%config PaimonMagic.displaylimit = 50")
+    assert res.success
+    try:
+        res = fresh.run_cell("%paimon SELECT i FROM big")
+        assert len(res.result) == 50 and "showing 50 of 2,500 rows" in capsys.readouterr().out
+        res = fresh.run_cell("%paimon SELECT i FROM big LIMIT 50")
+        assert len(res.result) == 50 and "showing" not in capsys.readouterr().out
+        fresh.run_cell("%config PaimonMagic.displaylimit = 0")
+        res = fresh.run_cell("%paimon SELECT i FROM big")
+        assert len(res.result) == 2500 and "showing" not in capsys.readouterr().out
+    finally:
+        fresh.run_cell("%config PaimonMagic.displaylimit = 10")
+
+
+def test_head_slices_before_pandas():
+    """Only the rows shown become pandas: head() is a zero-copy Arrow slice, and its total comes
+    from the Arrow table's row count."""
+    from paimon_lab.magic import head
+
+    table = pa.table({"i": pa.array(range(100_000), pa.int64())})
+    shown, total = head(table, 10)
+    assert total == 100_000 and shown.num_rows == 10
+    assert shown.column(0).chunks[0].buffers()[1].address == table.column(0).chunks[0].buffers()[1].address
+    assert head(table, None) == (table, 100_000) and head(table, 0)[0] is table
+
+
+def test_settings_through_config(fresh, capsys):
+    magic = next(c for c in fresh.configurables if type(c).__name__ == "PaimonMagic")
+    assert magic.displaylimit == 10 and magic.autopandas is True and magic.feedback is True
+    res = fresh.run_cell("%config PaimonMagic")
+    assert res.success and "displaylimit" in capsys.readouterr().out
+    try:
+        fresh.run_cell("%config PaimonMagic.autopandas = False")
+        fresh.run_cell("%config PaimonMagic.feedback = False")
+        res = fresh.run_cell("%%paimon\nINSERT INTO t VALUES (9, 'z');\nSELECT k FROM t WHERE k = 9")
+        assert isinstance(res.result, pa.Table) and res.result.column("k").to_pylist() == [9]
+        assert "inserted" not in capsys.readouterr().out
+    finally:
+        fresh.run_cell("%config PaimonMagic.autopandas = True")
+        fresh.run_cell("%config PaimonMagic.feedback = True")
+    fresh.run_cell("%config PaimonMagic.displaylimit = 'many'")  # traitlets refuses it
+    assert magic.displaylimit == 10
+
+
+def test_variables_become_quoted_literals(fresh):
+    fresh.user_ns.update(wanted="b", low=1, flag=True, nothing=None, ids=[1, 3], tname="t")
+    import datetime as dt
+
+    fresh.user_ns["day"] = dt.date(2024, 5, 1)
+    res = fresh.run_cell("%%paimon\nSELECT k FROM {{tname}} WHERE v = {wanted} OR k IN {ids} ORDER BY k")
+    assert res.success, res.error_in_exec
+    assert res.result["k"].tolist() == [1, 2, 3]
+    res = fresh.run_cell("%paimon SELECT {low} AS a, {flag} AS b, {nothing} AS c, {day} AS d, '{wanted}' AS e")
+    assert res.success, res.error_in_exec
+    row = res.result.iloc[0]
+    assert row["a"] == 1 and bool(row["b"]) is True and row["c"] is None and str(row["d"]) == "2024-05-01"
+    assert row["e"] == "{wanted}"  # inside a string literal: left alone
+
+    def in_a_function():
+        local_only = 3
+        return fresh.run_line_magic("paimon", "SELECT v FROM t WHERE k = {local_only}")
+
+    assert in_a_function().to_dict("list") == {"v": ["c"]}
+    res = fresh.run_cell("%paimon SELECT {no_such_variable}")
+    assert not res.success and "no variable 'no_such_variable'" in str(res.error_in_exec)
+
+
+def test_injection_through_a_variable_changes_nothing(fresh):
+    fresh.run_cell("%%paimon\nCREATE DATABASE db;\nCREATE TABLE db.t (k INT)")
+    fresh.user_ns["evil"] = "x'; DROP TABLE db.t; --"
+    res = fresh.run_cell("%%paimon\nINSERT INTO t VALUES (7, {evil});\nSELECT v FROM t WHERE k = 7")
+    assert res.success, res.error_in_exec
+    assert res.result["v"].tolist() == ["x'; DROP TABLE db.t; --"]
+    res = fresh.run_cell("%paimon SELECT count(*) AS n FROM t WHERE v = {evil}")
+    assert res.success and res.result["n"].tolist() == [1]
+    fresh.user_ns["evil2"] = "a' OR '1'='1"
+    res = fresh.run_cell("%paimon DELETE FROM t WHERE v = {evil2}")
+    assert res.success
+    assert fresh.run_cell("%paimon SELECT count(*) AS n FROM t").result["n"].tolist() == [4]
+    # IPython's own {var} expansion of the line is off for %paimon: it would paste raw text
+    res = fresh.run_cell("%paimon SELECT k FROM t WHERE v = {evil} OR k = 1")
+    assert res.success and sorted(res.result["k"].tolist()) == [1, 7]
+    assert fresh.run_cell("%paimon SHOW TABLES").result.iloc[:, 0].tolist() == ["t"]
+    assert fresh.run_cell("%paimon SHOW TABLES IN db").result.iloc[:, 0].tolist() == ["t"]
+
+
+def test_feedback_per_statement(fresh, capsys):
+    res = fresh.run_cell("""%%paimon
+CREATE TABLE t2 (k INT, v STRING);
+CREATE TABLE IF NOT EXISTS t2 (k INT, v STRING);
+INSERT INTO t2 SELECT k, v FROM t;
+DELETE FROM t2 WHERE k > 1;
+UPDATE t2 SET v = 'z' WHERE k = 1;
+DROP TABLE t2;
+SET 'table.local-time-zone' = 'UTC'
+""")
+    assert res.success, res.error_in_exec
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "created table lab.default.t2",
+        "skipped CREATE TABLE lab.default.t2 (already exists)",
+        "inserted 3 rows into lab.default.t2 — snapshot 1",
+        "deleted 2 rows from lab.default.t2 — snapshot 2",
+        "updated 1 row in lab.default.t2 — snapshot 3",
+        "dropped table lab.default.t2",
+        "set 'table.local-time-zone' = 'UTC'",
+    ]
+    res = fresh.run_cell("%%paimon --quiet\nINSERT INTO t VALUES (8, 'h')")
+    assert res.success and capsys.readouterr().out == ""
+
+
+def test_failure_half_way_says_what_ran(fresh, capsys):
+    res = fresh.run_cell("%%paimon\nINSERT INTO t VALUES (10, 'j');\nINSERT INTO t VALUES (11, 'k');\n"
+                         "SELECT * FROM missing;\nINSERT INTO t VALUES (12, 'l')")
+    assert not res.success
+    msg = str(res.error_in_exec)
+    assert msg.startswith("statements 1-2 ran; statement 3 failed: SqlError:"), msg
+    assert "missing" in msg and "line 3" in msg
+    assert fresh.run_cell("%paimon SELECT count(*) AS n FROM t").result["n"].tolist() == [5]
+    res = fresh.run_cell("%%paimon\nSELECT * FROM missing;\nSELECT 1")
+    assert str(res.error_in_exec).startswith("statement 1 failed: ")
+    res = fresh.run_cell("%%paimon\nSELECT * FROM missing")
+    assert str(res.error_in_exec).startswith("SqlError: ")  # one statement: nothing to count

@@ -92,17 +92,28 @@ def _check_merge_engine(store: "FileStore", statement: str) -> None:
 
 def delete_rows(store: "FileStore", pred: Predicate | None) -> int | None:
     """DELETE FROM table WHERE pred. Returns the new snapshot id (None if nothing matched)."""
+    return delete_rows_counted(store, pred)[0]
+
+
+def delete_rows_counted(store: "FileStore", pred: Predicate | None) -> tuple[int | None, int]:
+    """:func:`delete_rows`, returning (the new snapshot id, the number of rows deleted)."""
     _check_merge_engine(store, "DELETE")
     if store.schema.primary_keys:
         rows = read_table(store, predicate=pred)
         if rows.num_rows == 0:
-            return None
-        return write_rows(store, rows, row_kinds=["-D"] * rows.num_rows)
-    return rewrite_append(store, pred, None)[0]
+            return None, 0
+        return write_rows(store, rows, row_kinds=["-D"] * rows.num_rows), rows.num_rows
+    return rewrite_append(store, pred, None)
 
 
 def update_rows(store: "FileStore", values: Mapping[str, Assignment], pred: Predicate | None) -> int | None:
     """UPDATE table SET values WHERE pred."""
+    return update_rows_counted(store, values, pred)[0]
+
+
+def update_rows_counted(store: "FileStore", values: Mapping[str, Assignment],
+                        pred: Predicate | None) -> tuple[int | None, int]:
+    """:func:`update_rows`, returning (the new snapshot id, the number of rows updated)."""
     if not values:
         raise PaimonLabError("UPDATE needs at least one column to set")
     _check_merge_engine(store, "UPDATE")
@@ -113,10 +124,10 @@ def update_rows(store: "FileStore", values: Mapping[str, Assignment], pred: Pred
             raise PaimonLabError(f"UPDATE cannot change primary or partition key columns {bad}")
         rows = read_table(store, predicate=pred)
         if rows.num_rows == 0:
-            return None
+            return None, 0
         rows = _assign(rows, values, store.schema.arrow_schema())
-        return write_rows(store, rows, row_kinds=["+U"] * rows.num_rows)
-    return rewrite_append(store, pred, values)[0]
+        return write_rows(store, rows, row_kinds=["+U"] * rows.num_rows), rows.num_rows
+    return rewrite_append(store, pred, values)
 
 
 def rewrite_append(store: "FileStore", pred: Predicate | None, values: Mapping[str, Assignment] | None,

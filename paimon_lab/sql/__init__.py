@@ -22,8 +22,9 @@ other than onto its GROUP BY columns).
 
 The package is a pipeline; each module imports only modules of its own or an earlier line:
 
-- parse: ``errors``, ``lexer`` (tokens, statements), ``params`` (bound values), ``rewrite`` (query
-  text for sqlglot), ``clauses`` (DDL clauses), ``spelling`` (SQL text of names and types);
+- parse: ``errors``, ``lexer`` (tokens, statements), ``params`` (bound values, ``{name}``
+  interpolation), ``rewrite`` (query text for sqlglot), ``clauses`` (DDL clauses), ``spelling``
+  (SQL text of names and types), ``feedback`` (what a statement did, for people);
 - running a query: ``relations`` (what a name reads), ``datagen``, ``duck`` (DuckDB),
   ``prepared`` (a planned query: its reads and its DuckDB SQL);
 - session state: ``catalogs`` (in-memory and Paimon catalogs, views), ``context`` (what a

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 import pyarrow as pa
 
 from paimon_lab.sql.catalogs import MemoryCatalog, MemTable, PaimonCatalog, Scope
+from paimon_lab.sql.feedback import Feedback
 from paimon_lab.sql.lexer import TokenStream
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ class SessionContext(Protocol):
     settings: dict[str, str]
     temporary: dict[tuple[str, str, str], MemTable]
     last_scans: list[Scan]
-    last_snapshot_id: int | None
+    last_snapshot_id: int | None  # setting it also sets feedback.snapshot_id
+    feedback: Feedback  # the running statement's: handlers fill its target, rows and note
     timers: dict[tuple[str, str, str], threading.Timer]  # materialized tables' refresh timers
     lock: threading.RLock
 

@@ -69,6 +69,7 @@ _TEMPORARY_KINDS = {"CREATE TABLE", "CREATE VIEW", "CREATE MATERIALIZED TABLE", 
 def dispatch(ctx: SessionContext, text: str) -> pa.Table | None:
     """Run one statement's text in ``ctx``."""
     st = classify(TokenStream(text, tokenize(text)))
+    ctx.feedback.kind = st.kind
     return HANDLERS[st.kind](ctx, st)
 
 

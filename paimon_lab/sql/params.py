@@ -79,3 +79,58 @@ def bind(text: str, params: Sequence[Any] | Mapping[str, Any] | None) -> str:
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def interpolate(text: str, namespace: Mapping[str, Any]) -> str:
+    """``text`` with ``{name}`` replaced by the value of ``name`` in ``namespace`` as a SQL literal
+    (a str quoted and escaped, numbers, bools, None, dates, times, bytes, decimals; a list or
+    tuple as ``(v1, v2, ...)`` for ``IN``), and ``{{name}}`` by ``str(value)`` as raw SQL text (a
+    table or column name; never user input: nothing is quoted). Braces inside string literals,
+    quoted names and comments are left alone, and so is anything other than ``{identifier}``."""
+    if "{" not in text:
+        return text
+    tokens = tokenize(text)
+    out, last, i = [], 0, 0
+    while i < len(tokens):
+        raw = _spot(tokens, i, 2)
+        if not raw and not _spot(tokens, i, 1):
+            i += 1
+            continue
+        width = 2 if raw else 1
+        name_tok = tokens[i + width]
+        start, end = tokens[i].start, tokens[i + 2 * width].end
+        if name_tok.text not in namespace:
+            line, col = position(text, start)
+            raise SqlError(f"{text[start:end]}: no variable '{name_tok.text}' in the notebook", line, col)
+        value = namespace[name_tok.text]
+        out.append(text[last:start])
+        if raw:
+            out.append(str(value))
+        elif isinstance(value, (list, tuple)):
+            if not value:
+                line, col = position(text, start)
+                raise SqlError(f"{text[start:end]}: '{name_tok.text}' is empty", line, col)
+            out.append("(" + ", ".join(literal(v) for v in value) + ")")
+        else:
+            try:
+                out.append(literal(value))
+            except SqlError as e:
+                line, col = position(text, start)
+                raise SqlError(f"{text[start:end]}: {e.reason} (use {{{{{name_tok.text}}}}} for raw SQL text)",
+                               line, col) from None
+        last = end
+        i += 2 * width + 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _spot(tokens, i: int, width: int) -> bool:
+    """Whether tokens[i:] start with ``{``*width, an identifier, ``}``*width, all adjacent."""
+    n = 2 * width + 1
+    if i + n > len(tokens):
+        return False
+    run = tokens[i:i + n]
+    if not (all(t.is_op("{") for t in run[:width]) and run[width].kind == "word" and run[width].text.isidentifier()
+            and all(t.is_op("}") for t in run[width + 1:])):
+        return False
+    return all(a.end == b.start for a, b in zip(run, run[1:]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
@@ -21,6 +21,7 @@ from paimon_lab.sql.catalogs import (DEFAULT_CATALOG, DEFAULT_MEMORY_DB, MemoryC
 from paimon_lab.sql.datagen import DatagenSpec
 from paimon_lab.sql.dispatch import dispatch
 from paimon_lab.sql.errors import SqlError, position
+from paimon_lab.sql.feedback import Feedback, ScriptError, StatementResult
 from paimon_lab.sql.lexer import split_statements
 from paimon_lab.sql.params import bind
 from paimon_lab.sql.plan import Planner
@@ -43,7 +44,8 @@ class Session:
         self.current = Scope(DEFAULT_CATALOG, DEFAULT_MEMORY_DB)
         self.settings: dict[str, str] = dict(settings or {})
         self.last_scans: list[Scan] = []
-        self.last_snapshot_id: int | None = None
+        self.feedback = Feedback()  # the running (or last) statement's
+        self._last_snapshot_id: int | None = None
         self.timers: dict[tuple[str, str, str], threading.Timer] = {}
         self.temporary: dict[tuple[str, str, str], MemTable] = {}
         self.lock = threading.RLock()
@@ -83,16 +85,36 @@ class Session:
     def run(self, script: str, params: Any = None) -> pa.Table | None:
         """Run a script of ';'-separated statements; returns the last result that is a table.
         ``params`` binds ``?`` / ``:name`` placeholders as literals (see :func:`paimon_lab.sql.sql`)."""
-        script = bind(script, params)
         last = None
-        for offset, text in split_statements(script):
-            try:
-                result = self._execute(text)
-            except SqlError as e:
-                raise _shift(e, script, offset) from e.__cause__
-            if result is not None:
-                last = result
+        for done in self.statements(script, params):
+            if done.result is not None:
+                last = done.result
         return last
+
+    def statements(self, script: str, params: Any = None) -> Iterator[StatementResult]:
+        """Run a script statement by statement, yielding each one's :class:`StatementResult` (its
+        result table and :class:`Feedback`, e.g. ``inserted 3 rows into c.db.t — snapshot 2``).
+        A failing statement raises a :class:`ScriptError`: its SqlError positioned in the script,
+        with the statements that ran before it."""
+        script = bind(script, params)
+        done: list[StatementResult] = []
+        for index, (offset, text) in enumerate(split_statements(script), start=1):
+            try:
+                result, feedback = self._run_one(text)
+            except SqlError as e:
+                raise ScriptError(_shift(e, script, offset), index, done) from e.__cause__
+            done.append(StatementResult(index, text, None, feedback))  # without its rows
+            yield StatementResult(index, text, result, feedback)
+
+    @property
+    def last_snapshot_id(self) -> int | None:
+        """The snapshot the last writing statement committed (None if it committed none)."""
+        return self._last_snapshot_id
+
+    @last_snapshot_id.setter
+    def last_snapshot_id(self, value: int | None) -> None:
+        self._last_snapshot_id = value
+        self.feedback.snapshot_id = value
 
     def stop_refresh(self, catalog: str, database: str, name: str) -> None:
         timer = self.timers.pop((catalog, database, name), None)
@@ -215,8 +237,12 @@ class Session:
 
     # ------------------------------------------------------------------ dispatch
     def _execute(self, text: str) -> pa.Table | None:
+        return self._run_one(text)[0]
+
+    def _run_one(self, text: str) -> tuple[pa.Table | None, Feedback]:
         enforcer = self.setting(TYPE_LENGTH_ENFORCER)
         with self.lock:
+            feedback = self.feedback = Feedback()
             token = None
             try:
                 if enforcer is not None:
@@ -225,7 +251,7 @@ class Session:
                     except ValueError as e:
                         raise SqlError(f"SET '{TYPE_LENGTH_ENFORCER}': {e}") from None
                     token = length_enforcer_override.set(mode)
-                return dispatch(self, text)
+                return dispatch(self, text), feedback
             except SqlError as e:
                 if e.statement is None:
                     e.statement = text

@@ -26,6 +26,7 @@ def alter(ctx: SessionContext, st: Statement) -> None:
     parts, tok = ts.qualified_name()
     err = ts.error_at(tok)
     table = ctx.get_table(parts, error=err)
+    ctx.feedback.target = ".".join(ctx.qualify(parts))
     changes: list[SchemaChange] = []
     field_names = table.schema.field_names
     if ts.accept_kw("RENAME", "TO"):

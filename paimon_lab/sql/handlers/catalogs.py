@@ -29,8 +29,10 @@ def create_catalog(ctx: SessionContext, st: Statement) -> None:
     if ts.accept_kw("WITH"):
         options = parse_options(ts)
     ts.expect_end()
+    ctx.feedback.target = name
     if name in ctx.catalogs:
         if if_not_exists:
+            ctx.feedback.note = "already exists"
             return None
         raise ts.error(f"Catalog '{name}' already exists", name_tok)
     ctype = options.get("type", "paimon").lower()
@@ -91,6 +93,7 @@ def use_catalog(ctx: SessionContext, st: Statement) -> None:
     name = ts.identifier("a catalog name")
     ts.expect_end()
     entry = ctx.catalog_entry(name, ts.error_at(tok))
+    ctx.feedback.target = name
     if entry.kind == "memory":
         db = "default_database" if "default_database" in entry.databases else sorted(entry.databases)[0]
     else:
@@ -106,8 +109,10 @@ def drop_catalog(ctx: SessionContext, st: Statement) -> None:
     tok = ts.peek()
     name = ts.identifier("a catalog name")
     ts.expect_end()
+    ctx.feedback.target = name
     if name not in ctx.catalogs:
         if if_exists:
+            ctx.feedback.note = "does not exist"
             return None
         raise ts.error(f"Catalog '{name}' does not exist", tok)
     if name == ctx.current.catalog:
@@ -128,10 +133,12 @@ def create_database(ctx: SessionContext, st: Statement) -> None:
         parse_options(ts)
     ts.expect_end()
     cat, db = db_name(ctx, parts, ts, tok)
+    ctx.feedback.target = f"{cat}.{db}"
     entry = ctx.catalog_entry(cat, ts.error_at(tok))
     if entry.kind == "memory":
         if db in entry.databases:
             if if_not_exists:
+                ctx.feedback.note = "already exists"
                 return None
             raise ts.error(f"Database '{cat}.{db}' already exists", tok)
         entry.databases[db] = {}
@@ -140,6 +147,7 @@ def create_database(ctx: SessionContext, st: Statement) -> None:
         raise ts.error("'sys' is the system database", tok)
     if entry.catalog.database_exists(db):
         if if_not_exists:
+            ctx.feedback.note = "already exists"
             return None
         raise ts.error(f"Database '{cat}.{db}' already exists", tok)
     entry.catalog.create_database(db)
@@ -152,6 +160,7 @@ def use_database(ctx: SessionContext, st: Statement) -> None:
     parts, tok = ts.qualified_name("a database name")
     ts.expect_end()
     cat, db = db_name(ctx, parts, ts, tok)
+    ctx.feedback.target = f"{cat}.{db}"
     entry = ctx.catalog_entry(cat, ts.error_at(tok))
     if entry.kind == "memory":
         if db not in entry.databases:
@@ -171,10 +180,12 @@ def drop_database(ctx: SessionContext, st: Statement) -> None:
     ts.accept_kw("RESTRICT")
     ts.expect_end()
     cat, db = db_name(ctx, parts, ts, tok)
+    ctx.feedback.target = f"{cat}.{db}"
     entry = ctx.catalog_entry(cat, ts.error_at(tok))
     if entry.kind == "memory":
         if db not in entry.databases:
             if if_exists:
+                ctx.feedback.note = "does not exist"
                 return None
             raise ts.error(f"Database '{cat}.{db}' does not exist", tok)
         if entry.databases[db] and not cascade:
@@ -183,6 +194,7 @@ def drop_database(ctx: SessionContext, st: Statement) -> None:
         return None
     if not entry.catalog.database_exists(db):
         if if_exists:
+            ctx.feedback.note = "does not exist"
             return None
         raise ts.error(f"Database '{cat}.{db}' does not exist", tok)
     if not cascade and (entry.catalog.list_tables(db) or entry.list_views(db)):

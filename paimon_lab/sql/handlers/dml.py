@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from paimon_lab.operation.row_dml import rewrite_append
+from paimon_lab.operation.row_dml import delete_rows_counted, rewrite_append, update_rows_counted
 from paimon_lab.core import types as T
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind, parse_filter
@@ -74,6 +74,7 @@ def insert(ctx: SessionContext, st: Statement) -> None:
     query_tok = ts.peek()
     err = ts.error_at(tok)
     cat, db, name = ctx.qualify(parts, error=err)
+    ctx.feedback.target = f"{cat}.{db}.{name}"
     entry = ctx.catalog_entry(cat, err)
     rw = rewrite(ts.text, ts.tokens, ts.i)
     ast = parse(rw)
@@ -88,6 +89,7 @@ def insert(ctx: SessionContext, st: Statement) -> None:
             raise err(f"Cannot write to '{cat}.{db}.{name}': it is a {mt.kind} table")
         for data in _source_batches(ctx, prepared):
             rows = _shape(data, mt.fields, columns, static, ts, query_tok, f"{cat}.{db}.{name}")
+            ctx.feedback.add_rows(rows.num_rows)
             if mt.kind == "print":
                 print(rows.to_pandas().to_string(index=False))
         return None
@@ -98,6 +100,7 @@ def insert(ctx: SessionContext, st: Statement) -> None:
         data = prepared.execute()
         rows = _shape(data, list(table.schema.fields), columns, static, ts, query_tok, table.identifier)
         format_insert(table, rows, overwrite, static)
+        ctx.feedback.add_rows(rows.num_rows)
         return None
     if ttype in ("object-table", "materialized-table"):
         what = "an object table (CALL sys.refresh_object_table)" if ttype == "object-table" else \
@@ -122,6 +125,7 @@ def insert(ctx: SessionContext, st: Statement) -> None:
             continue
         try:
             write_rows(ctx, table, rows, overwrite=mode)
+            ctx.feedback.add_rows(rows.num_rows)
         except SqlError:
             raise
         except PaimonLabError as e:
@@ -194,6 +198,7 @@ def _target(ctx: SessionContext, rw, node: exp.Table):
     if len(parts) == 1 and parts[0].startswith(PLACEHOLDER) and parts[0] in rw.refs:
         parts = rw.refs[parts[0]].parts
     table = ctx.get_table(parts, error=lambda m: rw.node_error(m, node))
+    ctx.feedback.target = ".".join(ctx.qualify(parts))
     ttype = table.options.get("type", "table")
     if ttype != "table":
         raise rw.node_error(f"'{table.identifier}' is a {ttype}; row-level changes apply to Paimon tables", node)
@@ -271,17 +276,16 @@ def _delete(ctx: SessionContext, rw, node: exp.Delete):
     table, alias = _target(ctx, rw, node.this)
     where = node.args.get("where")
     if where is None:
-        ctx.last_snapshot_id = table.delete()
-        return None
+        return _delete_counted(ctx, table, None)
     pred = _exact_predicate(where.this, alias, table)
     if pred is not None:
-        ctx.last_snapshot_id = table.delete(filter=pred)
-        return None
+        return _delete_counted(ctx, table, pred)
     select = exp.select("*").from_(_target_node(alias)).where(where.this.copy())
     rows = ctx.query(rw, select, bindings={TARGET: PaimonRelation(table)})
     if rows.num_rows == 0:
         ctx.last_snapshot_id = None
         return None
+    ctx.feedback.add_rows(rows.num_rows)
     if table.primary_keys:
         ctx.last_snapshot_id = table.write(rows.select(table.schema.field_names), row_kinds=["-D"] * rows.num_rows)
     else:
@@ -336,6 +340,7 @@ def _update(ctx: SessionContext, rw, node: exp.Update):
             return None
         rows = cast_rows(rows, list(table.schema.fields))
         ctx.last_snapshot_id = table.write(rows, row_kinds=["+U"] * rows.num_rows)
+        ctx.feedback.add_rows(rows.num_rows)
         return None
     pred = None
     if where is not None:
@@ -355,7 +360,19 @@ def _update(ctx: SessionContext, rw, node: exp.Update):
         return compute
 
     values = {n: evaluator(e, fields[n]) for n, e in sets.items()}
-    ctx.last_snapshot_id = table.update(values, filter=pred)
+    table.refresh()
+    ctx.last_snapshot_id, n = update_rows_counted(table.store, values,
+                                                  None if pred is None else bind(pred, table.schema.arrow_schema()))
+    ctx.feedback.add_rows(n)
+    return None
+
+
+def _delete_counted(ctx: SessionContext, table, pred: Predicate | None) -> None:
+    """Table.delete, counting the rows deleted."""
+    table.refresh()
+    ctx.last_snapshot_id, n = delete_rows_counted(table.store,
+                                                  None if pred is None else bind(pred, table.schema.arrow_schema()))
+    ctx.feedback.add_rows(n)
     return None
 
 
@@ -492,6 +509,7 @@ def _merge(ctx: SessionContext, rw, node: exp.Merge):
                             .select(names))
     del_rids = np.concatenate(deleted) if deleted else np.array([], dtype=np.int64)
     new_rows = updated + inserted
+    ctx.feedback.add_rows(len(del_rids) + sum(p.num_rows for p in new_rows))
     if table.primary_keys:
         parts, kinds = [], []
         if len(del_rids):

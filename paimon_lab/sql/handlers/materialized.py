@@ -63,9 +63,11 @@ def create(ctx: SessionContext, st: Statement) -> None:
     if freshness is None:
         freshness = (3, "MINUTE") if refresh_mode == "CONTINUOUS" else (1, "HOUR")
     cat, db, name = ctx.qualify(parts, error=ts.error_at(tok))
+    ctx.feedback.target = f"{cat}.{db}.{name}"
     entry = ctx.paimon_catalog(cat, ts.error_at(tok))
     if entry.catalog.table_exists(f"{db}.{name}"):
         if if_not_exists:
+            ctx.feedback.note = "already exists"
             return None
         raise ts.error(f"Table '{cat}.{db}.{name}' already exists", tok)
     rw = rewrite(ts.text, ts.tokens, ts.i)
@@ -96,6 +98,7 @@ def alter(ctx: SessionContext, st: Statement) -> None:
     ts = st.ts
     parts, tok = ts.qualified_name()
     cat, db, name = ctx.qualify(parts, error=ts.error_at(tok))
+    ctx.feedback.target = f"{cat}.{db}.{name}"
     table = ctx.get_table([cat, db, name], error=ts.error_at(tok))
     if table.options.get("type") != "materialized-table":
         raise ts.error(f"'{cat}.{db}.{name}' is not a materialized table", tok)

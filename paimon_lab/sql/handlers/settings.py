@@ -24,6 +24,7 @@ def set_(ctx: SessionContext, st: Statement) -> pa.Table | None:
         raise ts.error("Expected SET 'key' = 'value'")
     value = _setting_part(ts, stop=None)
     ctx.settings[key] = value
+    ctx.feedback.target = f"'{key}' = '{value}'"
     return None
 
 
@@ -32,9 +33,11 @@ def reset(ctx: SessionContext, st: Statement) -> None:
     ts = st.ts
     if ts.at_end():
         ctx.settings.clear()
+        ctx.feedback.target = "all settings"
         return None
     key = _setting_part(ts, stop=None)
     ctx.settings.pop(key, None)
+    ctx.feedback.target = f"'{key}'"
     return None
 
 

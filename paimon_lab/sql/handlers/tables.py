@@ -33,7 +33,7 @@ def create(ctx: SessionContext, st: Statement) -> None:
     cat, db, name = ctx.qualify(d.parts, error=ts.error_at(d.token))
     entry = ctx.catalog_entry(cat, ts.error_at(d.token))
     connector = d.options.get("connector")
-    full = f"{cat}.{db}.{name}"
+    full = ctx.feedback.target = f"{cat}.{db}.{name}"
     if d.using is not None and d.using.lower() != "paimon":
         raise ts.error(f"USING {d.using}: only paimon tables can be created", d.token)
     if entry.kind == "memory" or temporary or (connector and connector.lower() != "paimon"):
@@ -59,6 +59,7 @@ def create(ctx: SessionContext, st: Statement) -> None:
         raise ts.error(f"A view named '{full}' exists", d.token)
     if entry.catalog.table_exists(f"{db}.{name}"):
         if d.if_not_exists:
+            ctx.feedback.note = "already exists"
             return None
         raise ts.error(f"Table '{full}' already exists", d.token)
     if d.like is not None:
@@ -134,6 +135,7 @@ def _create_connector_table(ctx, ts, d: TableDef, cat, db, name, entry):
         key = (cat, db, name)
         if key in ctx.temporary:
             if d.if_not_exists:
+                ctx.feedback.note = "already exists"
                 return None
             raise ts.error(f"Temporary table '{cat}.{db}.{name}' already exists", d.token)
         ctx.temporary[key] = mt
@@ -143,6 +145,7 @@ def _create_connector_table(ctx, ts, d: TableDef, cat, db, name, entry):
         raise ts.error(f"Database '{cat}.{db}' does not exist", d.token)
     if name in tables:
         if d.if_not_exists:
+            ctx.feedback.note = "already exists"
             return None
         raise ts.error(f"Table '{cat}.{db}.{name}' already exists", d.token)
     tables[name] = mt
@@ -169,6 +172,7 @@ def _ctas(ctx, ts, d: TableDef, entry, db, name):
                                 d.options, d.comment, d.token)
     try:
         write_rows(ctx, table, data)
+        ctx.feedback.add_rows(data.num_rows)
     except BaseException:
         entry.catalog.drop_table(f"{db}.{name}", ignore_if_not_exists=True)
         raise
@@ -186,7 +190,7 @@ def drop(ctx: SessionContext, st: Statement) -> None:
     ts.expect_end()
     cat, db, name = ctx.qualify(parts, error=ts.error_at(tok))
     entry = ctx.catalog_entry(cat, ts.error_at(tok))
-    full = f"{cat}.{db}.{name}"
+    full = ctx.feedback.target = f"{cat}.{db}.{name}"
     if entry.kind == "memory" or (temporary and (cat, db, name) in ctx.temporary):
         store = ctx.temporary if temporary and (cat, db, name) in ctx.temporary else \
             entry.databases.get(db, {}) if entry.kind == "memory" else {}
@@ -194,6 +198,7 @@ def drop(ctx: SessionContext, st: Statement) -> None:
         mt = store.get(key)
         if mt is None or (is_view != (mt.kind == "view")):
             if if_exists:
+                ctx.feedback.note = "does not exist"
                 return None
             raise ts.error(f"{'View' if is_view else 'Table'} '{full}' does not exist", tok)
         store.pop(key)
@@ -202,12 +207,14 @@ def drop(ctx: SessionContext, st: Statement) -> None:
         view = entry.get_view(db, name) if entry.catalog.database_exists(db) else None
         if view is None:
             if if_exists:
+                ctx.feedback.note = "does not exist"
                 return None
             raise ts.error(f"View '{full}' does not exist", tok)
         entry.drop_view(db, name)
         return None
     if not entry.catalog.table_exists(f"{db}.{name}"):
         if if_exists:
+            ctx.feedback.note = "does not exist"
             return None
         raise ts.error(f"Table '{full}' does not exist", tok)
     ctx.stop_refresh(cat, db, name)  # a materialized table's timer, if any
@@ -221,6 +228,7 @@ def truncate(ctx: SessionContext, st: Statement) -> None:
     parts, tok = ts.qualified_name()
     ts.expect_end()
     table = ctx.get_table(parts, error=ts.error_at(tok))
+    ctx.feedback.target = ".".join(ctx.qualify(parts))
     ctx.last_snapshot_id = table.delete()
     return None
 
@@ -239,5 +247,6 @@ def analyze(ctx: SessionContext, st: Statement) -> None:
             columns.append(ts.identifier("a column name"))
     ts.expect_end()
     table = ctx.get_table(parts, error=ts.error_at(tok))
+    ctx.feedback.target = ".".join(ctx.qualify(parts))
     ctx.last_snapshot_id = table.analyze(columns)
     return None

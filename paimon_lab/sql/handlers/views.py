@@ -35,13 +35,14 @@ def create(ctx: SessionContext, st: Statement) -> None:
     cat, db, name = ctx.qualify(parts, error=ts.error_at(tok))
     entry = ctx.catalog_entry(cat, ts.error_at(tok))
     view = ViewDef(cat, db, name, query_text, ctx.current, columns, comment)
-    full = f"{cat}.{db}.{name}"
+    full = ctx.feedback.target = f"{cat}.{db}.{name}"
     if temporary or entry.kind == "memory":
         store = entry.databases.get(db) if entry.kind == "memory" and not temporary else None
         key = name if store is not None else (cat, db, name)
         store = store if store is not None else ctx.temporary
         if key in store and not or_replace:
             if if_not_exists:
+                ctx.feedback.note = "already exists"
                 return None
             raise ts.error(f"View '{full}' already exists", tok)
         store[key] = MemTable("view", view=view)
@@ -53,6 +54,7 @@ def create(ctx: SessionContext, st: Statement) -> None:
     exists = entry.get_view(db, name) is not None
     if exists and not or_replace:
         if if_not_exists:
+            ctx.feedback.note = "already exists"
             return None
         raise ts.error(f"View '{full}' already exists", tok)
     try:
@@ -68,7 +70,7 @@ def alter(ctx: SessionContext, st: Statement) -> None:
     parts, tok = ts.qualified_name("a view name")
     cat, db, name = ctx.qualify(parts, error=ts.error_at(tok))
     entry = ctx.catalog_entry(cat, ts.error_at(tok))
-    full = f"{cat}.{db}.{name}"
+    full = ctx.feedback.target = f"{cat}.{db}.{name}"
     # where the view is: a temporary view, the in-memory catalog, or a Paimon catalog
     store = key = None
     current = None
