@@ -209,7 +209,9 @@ class FileIO:
             f.write(data)
 
     def try_create(self, path: str, data: bytes) -> bool:
-        """Atomically create ``path`` with ``data``; False if it already exists. Never overwrites."""
+        """Atomically create ``path`` with ``data``; False if it already exists. Never overwrites,
+        also against committers on other machines (see the module docstring); raises
+        :class:`~paimon_lab.errors.UnsafeCommitError` on a store where that cannot be had."""
         if self.is_local:
             target = self._p(path)
             tmp = self._local_temp(target, data, sync=True)
