@@ -116,5 +116,10 @@ class LockTimeoutError(CommitError):
     """The commit lock could not be acquired in time; nothing was committed."""
 
 
+class UnsafeCommitError(CommitError):
+    """A commit refused because, on this store and without a commit lock, a committer on another
+    machine could overwrite it (or it could overwrite theirs); nothing was committed."""
+
+
 class FilterError(PaimonLabError):
     """A filter expression could not be parsed or refers to unknown columns."""

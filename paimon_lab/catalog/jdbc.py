@@ -86,9 +86,10 @@ class JdbcCatalog(WarehouseCatalog):
         self._locations: dict[str, str] = {}  # custom database location -> database name
         if filesystem is None:
             filesystem = filesystem_from_options(self.warehouse, self.options)
-        self.lock: CommitLock = commit_lock_from_options(self.db, self.catalog_key, self.warehouse, self.options,
-                                                         table_of=self._table_of_path)
-        self._open_warehouse(filesystem, self.lock)
+        lock = commit_lock_from_options(self.db, self.catalog_key, self.warehouse, self.options,
+                                        table_of=self._table_of_path)
+        self._open_warehouse(filesystem, lock)
+        self.lock: CommitLock = self.file_io.lock
 
     # ------------------------------------------------------------------ plumbing
     def close(self) -> None:

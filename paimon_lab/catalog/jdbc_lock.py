@@ -149,11 +149,12 @@ class JdbcCommitLock(CommitLock):
 
 
 def commit_lock_from_options(db: JdbcConnection, catalog_key: str, warehouse: str, options: Mapping[str, str],
-                             table_of: Callable[[str], tuple[str, str] | None] | None = None) -> CommitLock:
+                             table_of: Callable[[str], tuple[str, str] | None] | None = None) -> CommitLock | None:
     """The commit lock a JDBC catalog's options ask for: a :class:`JdbcCommitLock`, or with
-    ``lock.enabled=false`` the plain file-system :class:`CommitLock`."""
+    ``lock.enabled=false`` none (the FileIO's own: conditional writes on S3, a machine-local
+    flock on local disks, refused commits on stores that have neither)."""
     if options.get(OPT_LOCK_ENABLED, "true").strip().lower() == "false":
-        return CommitLock()
+        return None
     try:
         key_max = int(options.get(OPT_KEY_MAX_LENGTH, "255"))
     except ValueError:

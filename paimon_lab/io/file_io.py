@@ -2,9 +2,17 @@
 
 Paths are plain strings: local paths, ``file://`` URIs, or any URI pyarrow or fsspec knows
 (``s3://``, ``gs://``, ``hdfs://``...). The commit point of Paimon is :meth:`FileIO.try_create`:
-create a file only if it does not exist yet, atomically. On a local file system that is a
-hard link of a fully written temporary file (never overwrites); on stores without an atomic
-no-overwrite rename it is done under a :class:`CommitLock`.
+create a file only if it does not exist yet, atomically, also against committers on other
+machines that share nothing but the store:
+
+- local file system: a hard link of a fully written temporary file (never overwrites);
+- S3 (and S3-compatible stores that honour it): a PUT with ``If-None-Match: *``
+  (:mod:`paimon_lab.io.conditional_put`; under the configured lock too, when there is one);
+- any other store (``gs://``, ``hdfs://``, fsspec stores): an exists-check and write under a
+  :class:`CommitLock` the caller configured (the JDBC catalog's lock serializes every machine).
+  Without one the commit is refused with :class:`~paimon_lab.errors.UnsafeCommitError`, except on
+  stores only one machine can reach (fsspec ``memory://``, an explicit local file system), where
+  the default ``flock`` serializes every committer there is.
 """
 
 from __future__ import annotations
@@ -22,8 +30,9 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from paimon_lab.errors import PaimonLabError, UnsupportedFileSystemError
+from paimon_lab.errors import PaimonLabError, UnsafeCommitError, UnsupportedFileSystemError
 from paimon_lab.errors import InvalidIdentifierError
+from paimon_lab.io.conditional_put import S3ConditionalPut
 
 
 def join(*parts: str) -> str:
@@ -117,7 +126,11 @@ class FileIO:
             self.fs = pafs.LocalFileSystem()
         else:
             self.fs = filesystem_for(root)
+        # A lock the caller chose (a JDBC catalog's, or one passed in) is trusted to cover every
+        # committer; the default flock only covers this machine.
+        self.lock_configured = lock is not None
         self.lock = lock or CommitLock()
+        self._s3: S3ConditionalPut | None = None
 
     def _p(self, path: str) -> str:
         local = _local_path(path)
@@ -196,7 +209,9 @@ class FileIO:
             f.write(data)
 
     def try_create(self, path: str, data: bytes) -> bool:
-        """Atomically create ``path`` with ``data``; False if it already exists. Never overwrites."""
+        """Atomically create ``path`` with ``data``; False if it already exists. Never overwrites,
+        also against committers on other machines (see the module docstring); raises
+        :class:`~paimon_lab.errors.UnsafeCommitError` on a store where that cannot be had."""
         if self.is_local:
             target = self._p(path)
             tmp = self._local_temp(target, data, sync=True)
@@ -207,12 +222,62 @@ class FileIO:
                 return False
             finally:
                 os.unlink(tmp)
+        conditional = self._conditional_put(path)
+        if conditional is not None:
+            bucket, key = self._p(path).split("/", 1)
+            if not self.lock_configured:
+                return conditional.create(bucket, key, data)
+            with self.lock.hold(path):  # also keeps out writers that only take the lock (Java)
+                return conditional.create(bucket, key, data)
+        if not self.lock_configured and not self._single_host_store():
+            raise UnsafeCommitError(self._unsafe_message(path))
         with self.lock.hold(path):
             if self.exists(path):
                 return False
             with self.open_output(path) as f:
                 f.write(data)
             return True
+
+    # ------------------------------------------------------------------ commit safety
+    def _conditional_put(self, path: str) -> S3ConditionalPut | None:
+        """The S3 conditional create for ``path`` if the store is S3 and honours it; None when
+        the commit must go through the lock instead."""
+        if not isinstance(self.fs, pafs.S3FileSystem):
+            return None
+        if self._s3 is None:
+            self._s3 = S3ConditionalPut(self.fs)
+        bucket, _, key = self._p(path).partition("/")
+        try:
+            honoured = self._s3.supported(bucket, key.rsplit("/", 1)[0] if "/" in key else "")
+        except UnsupportedFileSystemError:  # botocore is missing
+            if self.lock_configured:
+                return None  # every committer takes the configured lock: safe without it
+            raise
+        return self._s3 if honoured else None
+
+    def _single_host_store(self) -> bool:
+        """A store only this machine reaches, where the default flock covers every committer."""
+        if isinstance(self.fs, pafs.LocalFileSystem):
+            return True
+        handler = getattr(self.fs, "handler", None)
+        protocol = getattr(getattr(handler, "fs", None), "protocol", None)
+        protocols = {protocol} if isinstance(protocol, str) else set(protocol or ())
+        return bool(protocols) and protocols <= {"memory", "file", "local"}
+
+    def _unsafe_message(self, path: str) -> str:
+        name = path.rsplit("/", 1)[-1]
+        if isinstance(self.fs, pafs.S3FileSystem):
+            why = (f"the object store at {self._s3.endpoint if self._s3 else 'this endpoint'} ignores "
+                   "If-None-Match (a second conditional PUT of a probe key overwrote it)")
+        else:
+            scheme = urlparse(path).scheme or type(self.fs).__name__
+            why = (f"'{scheme}://' offers no create-if-absent paimon-lab can use (only local disks and "
+                   "S3 conditional writes are atomic)")
+        return (f"Refusing to create {name}: {why}, and no commit lock is configured, so committers on "
+                "two machines could both write it and one commit would be silently lost. Use a JDBC "
+                "catalog (its lock in the catalog database serializes committers on every machine), or "
+                "pass a lock shared by every writer: Catalog(warehouse, lock=...); "
+                "lock=CommitLock() is safe only when every writer runs on this one machine")
 
     def delete(self, path: str) -> None:
         try:

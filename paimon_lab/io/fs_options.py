@@ -152,9 +152,9 @@ def from_options(warehouse: str, options: Mapping[str, str] | None = None, *,
                  lock: CommitLock | None = None) -> FileIO:
     """A FileIO for ``warehouse`` whose file system is configured by Paimon-style ``options``.
 
-    ``s3a://`` and ``s3n://`` warehouses are read as ``s3://``. On object stores commits go
-    through ``lock`` (see :class:`~paimon_lab.io.file_io.CommitLock`).
-    """
+    ``s3a://`` and ``s3n://`` warehouses are read as ``s3://``. Commits to S3 create the snapshot
+    file with a conditional write (under ``lock`` too, when one is given); on other object stores
+    they need ``lock`` (see :meth:`~paimon_lab.io.file_io.FileIO.try_create`)."""
     return FileIO(warehouse, filesystem_from_options(warehouse, options), lock)
 
 

@@ -8,6 +8,7 @@ conflicts and tries again as N+1. Files written by a failed attempt are deleted.
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 import warnings
@@ -38,6 +39,8 @@ class FileStoreCommit:
         self.store = store
         self.commit_user = commit_user or str(uuid.uuid4())
         self.max_retries = store.schema.core.get("commit.max-retries")
+        self.min_retry_wait = store.schema.core.get("commit.min-retry-wait") / 1000.0
+        self.max_retry_wait = store.schema.core.get("commit.max-retry-wait") / 1000.0
 
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: "Predicate | bool | None" = None,
                identifier: int = BATCH_COMMIT_IDENTIFIER, deleted: Sequence[ManifestEntry] = (),
@@ -100,7 +103,8 @@ class FileStoreCommit:
                                    changes)
             if sid is not None:
                 return sid
-            time.sleep(min(0.01 * (2 ** attempt), 0.5))
+            # jittered, so committers on several machines that lost together do not collide again
+            time.sleep(min(self.min_retry_wait * (2 ** attempt), self.max_retry_wait) * random.uniform(0.5, 1.0))
         raise CommitError(f"Gave up committing to {self.store.path} after {self.max_retries} retries: "
                           "other writers kept winning the race for the next snapshot")
 
