@@ -194,3 +194,5 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.java)
         if fixtures & {"pypaimon", "py_catalog"}:
             item.add_marker(pytest.mark.pypaimon)
+        if item.get_closest_marker("soak") and "soak" not in (config.getoption("markexpr") or ""):
+            item.add_marker(pytest.mark.skip(reason="a soak run: select it with -m soak"))

@@ -8,6 +8,12 @@ writers sharing keys each key must appear exactly once with one of the written v
 writer wins is not deterministic). A full compaction racing with the writers may lose with a
 CommitConflictError, but no row may be lost and every snapshot stays readable. Finally
 ``remove_orphan_files`` must leave only referenced files: lost races leave nothing behind.
+
+Last committed wins (README, "Concurrent writers"): processes upserting overlapping keys into
+fixed-bucket, dynamic-bucket and cross-partition tables record which keys and value each commit
+wrote under its own commit user; the snapshots give the commit order, and every key must end with
+the value of the last APPEND snapshot that wrote it, exactly once. Deterministic two-writer cases
+(A flushes, B commits, A commits) cover each table kind; ``-m soak`` runs a bigger variant.
 """
 
 from __future__ import annotations
@@ -307,10 +313,13 @@ def run_lcw(tmp_path, kind: str, workers: int, commits: int, nkeys: int) -> None
     if t.store.batch_scan_skips_level0:
         t.compact()  # rows whose catch-up compaction lost every race stay in level 0 until then
     checked = check_last_committed(t, done, moving)
-    assert checked == nkeys or checked == len({k for c, _ in done.values() for _, ks, _ in c for k in ks})
+    assert checked == len({k for c, _ in done.values() for _, ks, _ in c for k in ks})
     t.compact(full=True)  # a full compaction keeps the same answer
     check_last_committed(t, done, moving)
     check_history(t)
+    conflicts = sum(n for _, n in done.values())
+    print(f"{kind}: {workers} processes x {commits} commits, {checked} keys checked, "
+          f"{len(t.snapshot_manager.list_ids())} snapshots, {conflicts} conflicts left to the workers")
 
 
 @pytest.mark.parametrize("kind", ["fixed", "dynamic", "cross"])

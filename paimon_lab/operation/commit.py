@@ -8,6 +8,7 @@ conflicts and tries again as N+1. Files written by a failed attempt are deleted.
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 import warnings
@@ -131,7 +132,8 @@ class FileStoreCommit:
                                    changes)
             if sid is not None:
                 return sid
-            time.sleep(min(0.01 * (2 ** attempt), 0.5))
+            # Jittered, so that committers who lost together do not race again in lockstep.
+            time.sleep(min(0.01 * (2 ** attempt), 0.5) * (0.5 + random.random()))
         raise CommitError(f"Gave up committing to {self.store.path} after {self.max_retries} retries: "
                           "other writers kept winning the race for the next snapshot")
 

@@ -12,7 +12,7 @@ import random
 import time
 import uuid
 import warnings
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind
 from paimon_lab.errors import CommitConflictError, PaimonLabError, SchemaError
@@ -44,7 +44,7 @@ def write_rows(store: "FileStore", data: Any, *, overwrite: bool | dict = False,
     view other commits have made stale (dynamic bucket assignment, cross-partition routing,
     deletion vectors): it is redone from scratch on the latest snapshot, up to
     'commit.max-retries' times."""
-    retries = store.schema.core.get("commit.max-retries") if not isinstance(data, Iterator) else 0
+    retries = store.schema.core.get("commit.max-retries")
     for attempt in range(retries + 1):
         w = TableWrite(store, overwrite, commit_user=commit_user)
         try:
