@@ -69,7 +69,7 @@ class FileStoreCommit:
         if added or deleted or changelog or index_changes or overwrite is not None:
             kind = commit_kind or ("OVERWRITE" if overwrite is not None else "APPEND")
             if added and kind == "APPEND" and overwrite is None and self.store.schema.primary_keys:
-                rebase = SequenceRebase(self.store, {(m.partition, m.bucket): m.base_snapshot for m in messages})
+                rebase = SequenceRebase(self.store, messages)
             try:
                 first = self._commit_with_retries(added, kind, identifier, list(deleted), overwrite, changelog,
                                                   index_changes, rebase)

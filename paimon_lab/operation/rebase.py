@@ -30,6 +30,7 @@ from paimon_lab.errors import CommitConflictError, SnapshotNotExistError
 from paimon_lab.io.file_io import join
 from paimon_lab.mergetree.compact_rewriter import BucketFiles
 from paimon_lab.operation.scan import FileStoreScan
+from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.utils.arrow import semi_join
 
 if TYPE_CHECKING:
@@ -58,12 +59,12 @@ def committed_since(store: "FileStore", base_id: int | None, latest: Snapshot | 
     for sid in range(base_id + 1, latest.id + 1):
         try:
             snap = latest if sid == latest.id else sm.snapshot(sid)
-        except SnapshotNotExistError:
+            if kinds is not None and snap.commit_kind not in kinds:
+                continue
+            for meta in mio.read_manifest_list(snap.delta_manifest_list):
+                out.extend(store.manifest_cache.get(meta.file_name, mio.read_manifest))
+        except (SnapshotNotExistError, FileNotFoundError):  # expired meanwhile
             return None
-        if kinds is not None and snap.commit_kind not in kinds:
-            continue
-        for meta in mio.read_manifest_list(snap.delta_manifest_list):
-            out.extend(store.manifest_cache.get(meta.file_name, mio.read_manifest))
     return out
 
 
@@ -87,8 +88,15 @@ class SequenceRebase:
     Remembers the files it wrote, so that superseded rewrites and, on failure, all of them can
     be deleted."""
 
-    def __init__(self, store: "FileStore", base: dict[Bucket, int | None]):
+    def __init__(self, store: "FileStore", messages: Sequence[CommitMessage]):
         self.store = store
+        # Per bucket, the oldest base of the messages that bring it new files.
+        base: dict[Bucket, int | None] = {}
+        for m in messages:
+            if m.new_files:
+                key = (m.partition, m.bucket)
+                old = base.get(key, m.base_snapshot)
+                base[key] = None if old is None or m.base_snapshot is None else min(old, m.base_snapshot)
         self.base = base
         core = store.schema.core
         self.namer = FileNamer(core.get("data-file.prefix"), "." + core.file_format)
@@ -109,9 +117,7 @@ class SequenceRebase:
                 lowest[key] = min(lowest.get(key, e.file.min_sequence_number), e.file.min_sequence_number)
         if not lowest:
             return added
-        bases = {self.base.get(k) for k in lowest}
-        base_id = None if None in bases else min(bases)
-        ceiling = bucket_max_sequences(self.store, set(lowest), base_id, latest)
+        ceiling = bucket_max_sequences(self.store, set(lowest), self.base_id, latest)
         shift = {k: ceiling[k] + 1 - low for k, low in lowest.items() if ceiling.get(k, -1) >= low}
         if not shift:
             return added
