@@ -23,7 +23,7 @@ from paimon_lab.operation.compact import compact
 from paimon_lab.operation.scan import DataSplit, plan_splits
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.stream import stream
-from paimon_lab.operation.table_write import TableWrite
+from paimon_lab.operation.table_write import TableWrite, write_rows
 from paimon_lab.operation.write_input import to_arrow_table
 from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.store.file_store import MAIN_BRANCH, FileStore
@@ -133,11 +133,11 @@ class Table:
         are inserts (upserts). Returns the id of the first snapshot in which the written rows are
         visible (None if nothing to write): a write that triggers compaction commits an APPEND and
         then a COMPACT snapshot, and on deletion-vector and first-row tables, whose batch reads skip
-        level 0, only the COMPACT one shows the rows.
+        level 0, only the COMPACT one shows the rows. A write that loses a race with another
+        writer's commit (CommitConflictError) is redone on the latest snapshot.
         """
-        with self.writer(overwrite=overwrite) as w:
-            w.write(data, row_kinds=row_kinds)
-        return w.snapshot_id
+        self.refresh()
+        return write_rows(self.store, data, overwrite=overwrite, row_kinds=row_kinds)
 
     @contextmanager
     def writer(self, *, overwrite: bool | dict = False) -> Iterator["TableWriter"]:

@@ -6,6 +6,7 @@ it hit) through a queue, so that the parent can check the table against the unio
 
 from __future__ import annotations
 
+import random
 import time
 import traceback
 import warnings
@@ -14,6 +15,7 @@ import pyarrow as pa
 
 from paimon_lab import Table
 from paimon_lab.errors import CommitConflictError
+from paimon_lab.operation.table_write import write_rows
 
 
 def append_writer(path: str, worker: int, commits: int, partition: str | None, barrier, queue) -> None:
@@ -64,5 +66,37 @@ def compactor(path: str, worker: int, rounds: int, barrier, queue) -> None:
                 outcomes.append("conflict")
             time.sleep(0.01)
         queue.put(("ok", worker, outcomes))
+    except BaseException:
+        queue.put(("error", worker, traceback.format_exc()))
+
+
+def lcw_writer(path: str, worker: int, commits: int, keys: list[int], moving: bool, barrier, queue) -> None:
+    """Last committed wins: each commit upserts a random half of the shared ``keys`` with value
+    worker * 1000 + commit, as commit user ``w{worker}-c{commit}`` (so that the parent finds its
+    snapshot). ``moving``: rows go to a partition that changes with every commit (a
+    cross-partition update table moves the keys). A CommitConflictError that outlasts the
+    write's own retries is retried here; reports [(commit user, keys, value)] and the count."""
+    try:
+        t = Table.open(path)
+        schema = t.schema.arrow_schema()
+        rng = random.Random(worker)
+        barrier.wait()
+        done, conflicts = [], 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "compaction skipped" when another writer won
+            for c in range(commits):
+                value = worker * 1000 + c
+                chosen = sorted(rng.sample(keys, len(keys) // 2))
+                part = (lambda k: "abc"[(k + worker + c) % 3]) if moving else (lambda k: "ab"[k % 2])
+                data = pa.Table.from_pylist([{"k": k, "p": part(k), "v": value} for k in chosen], schema=schema)
+                user = f"w{worker}-c{c}"
+                while True:
+                    try:
+                        write_rows(t.store.refresh(), data, commit_user=user)
+                        break
+                    except CommitConflictError:
+                        conflicts += 1
+                done.append((user, chosen, value))
+        queue.put(("ok", worker, (done, conflicts)))
     except BaseException:
         queue.put(("error", worker, traceback.format_exc()))

@@ -184,10 +184,6 @@ def pytest_collection_modifyitems(config, items):
     """Mark tests by the outside systems they need, so CI's lowest-versions run can leave out
     Spark, the browser, the Java oracle and pypaimon (their own runs cover them). Soak tests run
     only when asked for (``-m soak``)."""
-    if "soak" not in (config.getoption("markexpr", "") or ""):
-        for item in items:
-            if item.get_closest_marker("soak"):
-                item.add_marker(pytest.mark.skip(reason="a soak run: pytest -m soak"))
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         path = str(item.fspath)
@@ -199,3 +195,5 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.java)
         if fixtures & {"pypaimon", "py_catalog"}:
             item.add_marker(pytest.mark.pypaimon)
+        if item.get_closest_marker("soak") and "soak" not in (config.getoption("markexpr") or ""):
+            item.add_marker(pytest.mark.skip(reason="a soak run: select it with -m soak"))

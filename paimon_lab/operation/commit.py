@@ -25,6 +25,8 @@ from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.core.index_manifest import IndexManifestEntry, read_index_manifest
 from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
+from paimon_lab.core.index_manifest import HASH_INDEX
+from paimon_lab.operation.rebase import SequenceRebase, check_key_conflicts
 from paimon_lab.core.index_manifest import merge_index_entries
 
 if TYPE_CHECKING:
@@ -65,11 +67,28 @@ class FileStoreCommit:
         index_changes = [e for m in messages for e in m.index_changes]
         compact_index = [e for m in messages for e in m.compact_index_changes]
         first = None
+        rebase = None
         if added or deleted or changelog or index_changes or overwrite is not None:
             kind = commit_kind or ("OVERWRITE" if overwrite is not None else "APPEND")
-            first = self._commit_with_retries(added, kind, identifier, list(deleted), overwrite, changelog,
-                                              index_changes)
+            if added and kind == "APPEND" and overwrite is None and self.store.schema.primary_keys:
+                rebase = SequenceRebase(self.store, messages)
+            try:
+                first = self._commit_with_retries(added, kind, identifier, list(deleted), overwrite, changelog,
+                                                  index_changes, rebase)
+            except BaseException:
+                if rebase is not None:
+                    rebase.discard()
+                raise
         second = None
+        if rebase is not None and rebase.replaced:
+            # Our new files went in rewritten with higher sequence numbers: the originals are
+            # unreferenced, and a compaction that read them would bring their old numbers back.
+            self.store.file_io.delete_quietly(
+                [join(self.store.bucket_path(m.partition, m.bucket), f.file_name)
+                 for m in messages for f in m.new_files if f.file_name in rebase.replaced])
+            if any(f.file_name in rebase.replaced for m in messages for f in m.compact_before):
+                self._drop_compaction(messages)
+                return first, None
         if compact or compact_changelog or compact_index:
             try:
                 second = self._commit_with_retries([e for e in compact if e.kind == ADD], "COMPACT", identifier,
@@ -77,19 +96,31 @@ class FileStoreCommit:
                                                    compact_changelog, compact_index)
             except (CommitConflictError, OSError, CommitError) if first is not None else CommitConflictError:
                 # The data is committed; only this compaction failed (or lost against another one).
-                self.store.file_io.delete_quietly(
-                    [join(self.store.bucket_path(m.partition, m.bucket), f.file_name)
-                     for m in messages for f in m.compact_after + m.compact_changelog])
+                self._drop_compaction(messages)
                 if first is None:
                     raise
                 warnings.warn("Compaction skipped: its commit failed or lost to another compaction; the data is committed", stacklevel=2)
         return first, second
 
+    def _drop_compaction(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete what compactions wrote for a COMPACT snapshot that will not be committed."""
+        t = self.store
+        t.file_io.delete_quietly(
+            [join(t.bucket_path(m.partition, m.bucket), f.file_name)
+             for m in messages for f in m.compact_after + m.compact_changelog] +
+            [t.index_path(e.index_file.file_name) for m in messages for e in m.compact_index_changes
+             if e.kind == ADD])
+
     def _commit_with_retries(self, added: list[ManifestEntry], kind: str, identifier: int,
                              deleted: list[ManifestEntry], overwrite, changelog: list[ManifestEntry],
-                             index_changes: list | None = None) -> int:
+                             index_changes: list | None = None, rebase: SequenceRebase | None = None) -> int:
         for attempt in range(self.max_retries + 1):
             latest = self.store.snapshot_manager.latest()
+            if rebase is not None:
+                # Last committed wins: our rows go above whatever landed in our buckets since our
+                # base; a cross-partition write whose keys another commit wrote must be redone.
+                added = rebase.rebase(added, latest)
+                check_key_conflicts(self.store, added, rebase.base_id, latest)
             removals = list(deleted)
             changes = list(index_changes or [])
             if overwrite is not None:
@@ -143,13 +174,18 @@ class FileStoreCommit:
         # A bucket's new vectors were computed from the vectors its writer saw: if another commit
         # has given the bucket vectors since, adding ours would silently drop theirs.
         replaced = {e.index_file.file_name for e in index_changes if e.kind != ADD}
-        adding = {(e.partition, e.bucket) for e in index_changes
-                  if e.kind == ADD and e.index_file.index_type == DELETION_VECTORS_INDEX}
-        raced = [e.index_file.file_name for e in live_index
-                 if e.index_file.index_type == DELETION_VECTORS_INDEX and (e.partition, e.bucket) in adding
-                 and e.index_file.file_name not in replaced]
-        if raced:
-            raise CommitConflictError(f"Another commit changed the deletion vectors of the same buckets: {raced[:5]}")
+        for index_type, what in ((DELETION_VECTORS_INDEX, "deletion vectors"),
+                                 # Dynamic bucket: two writers that both gave keys to one bucket
+                                 # (or both opened it) assigned them on views that are now stale:
+                                 # the same new key could sit in two buckets.
+                                 (HASH_INDEX, "hash index (dynamic bucket assignment)")):
+            adding = {(e.partition, e.bucket) for e in index_changes
+                      if e.kind == ADD and e.index_file.index_type == index_type}
+            raced = [e.index_file.file_name for e in live_index
+                     if e.index_file.index_type == index_type and (e.partition, e.bucket) in adding
+                     and e.index_file.file_name not in replaced]
+            if raced:
+                raise CommitConflictError(f"Another commit changed the {what} of the same buckets: {raced[:5]}")
 
         def referenced(entries) -> set[tuple]:
             return {(e.partition, e.bucket, name) for e in entries

@@ -8,7 +8,7 @@ full. Everything is numpy over hash arrays: sorted lookups, no per-row Python.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from paimon_lab.core.manifest import FileNamer
 from paimon_lab.store.file_store import live_index_entries
 
 if TYPE_CHECKING:
+    from paimon_lab.core.snapshot import Snapshot
     from paimon_lab.store.file_store import FileStore
 
 ADD, DELETE = 0, 1
@@ -125,8 +126,9 @@ class PartitionIndex:
 class DynamicBucketAssigner:
     """Assigns buckets across partitions and collects the HASH index changes to commit."""
 
-    def __init__(self, store: "FileStore"):
+    def __init__(self, store: "FileStore", base: "Callable[[], Snapshot | None] | None" = None):
         self.store = store
+        self.base = base  # the snapshot whose hash indexes assign (default: the latest)
         self.target = store.schema.core.get("dynamic-bucket.target-row-num")
         self.partitions: dict[bytes, PartitionIndex] = {}
         self._entries: dict[bytes, list[IndexManifestEntry]] | None = None
@@ -137,7 +139,8 @@ class DynamicBucketAssigner:
         if idx is None:
             if self._entries is None:
                 self._entries = {}
-                for e in live_index_entries(self.store, HASH_INDEX):
+                snapshot = self.base() if self.base is not None else self.store.snapshot_manager.latest()
+                for e in live_index_entries(self.store, HASH_INDEX, snapshot) if snapshot is not None else []:
                     self._entries.setdefault(e.partition, []).append(e)
             idx = self.partitions[partition] = PartitionIndex(
                 self.store, partition, self._entries.get(partition, []), self.target)

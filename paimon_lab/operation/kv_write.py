@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 from paimon_lab.store.file_store import needs_lookup
 from paimon_lab.mergetree.writer import MergeTreeWriter, _null_safe_equal, _retract_mask
 from paimon_lab.operation.scan import FileStoreScan
-from paimon_lab.operation.split_read import read_table
+from paimon_lab.operation.split_read import TableRead, read_table
+from paimon_lab.core.snapshot import Snapshot
 
 _BUCKET = "__bucket__"
 _KIND = "__kind__"
@@ -52,7 +53,8 @@ class KeyValueFileStoreWrite:
         self.merge_fn = merge_function_for(self.schema)
         self.total_buckets = core.bucket
         self.dynamic = self.total_buckets <= 0
-        self.assigner = DynamicBucketAssigner(store) if self.dynamic else None
+        self._base: tuple[Snapshot | None] | None = None
+        self.assigner = DynamicBucketAssigner(store, self.base_snapshot) if self.dynamic else None
         self.cross_partition = self.dynamic and any(
             k not in self.schema.primary_keys for k in self.schema.partition_keys)
         self._key_locations: pa.Table | None = None
@@ -157,7 +159,9 @@ class KeyValueFileStoreWrite:
         if self._key_locations is None:
             cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
                                                      if k not in self.schema.primary_keys]
-            self._key_locations = read_table(self.store, columns=cols)
+            base = self.base_snapshot()
+            self._key_locations = read_table(self.store, columns=cols, snapshot_id=base.id) if base is not None \
+                else TableRead(self.store, cols).output_schema.empty_table()
         return self._key_locations
 
     def _route_cross_partition(self, rows: pa.Table, kinds: np.ndarray) -> tuple[pa.Table, np.ndarray]:
@@ -239,9 +243,16 @@ class KeyValueFileStoreWrite:
             self._dvs = load_deletion_vectors(self.store)
         return self._dvs.get((partition, bucket), (None, {}))
 
+    def base_snapshot(self) -> Snapshot | None:
+        """The snapshot this write builds on (pinned at first use): where its buckets' files,
+        sequence numbers, key locations and bucket assignments come from."""
+        if self._base is None:
+            self._base = (self.store.snapshot_manager.latest(),)
+        return self._base[0]
+
     def restored(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
         if self._restored is None:
-            latest = None if self.ignore_previous_files else self.store.snapshot_manager.latest()
+            latest = None if self.ignore_previous_files else self.base_snapshot()
             self._restored = {}
             for key, entries in FileStoreScan(self.store).files_by_bucket(latest).items():
                 stale = [e for e in entries if e.total_buckets != self.total_buckets and not self.dynamic]
@@ -298,6 +309,9 @@ class KeyValueFileStoreWrite:
                 out.append(msg)
         for (part, bucket), changes in index_changes.items():
             out.append(CommitMessage(part, bucket, self.total_buckets, index_changes=changes))
+        base = self.base_snapshot()
+        for m in out:
+            m.base_snapshot = base.id if base is not None else 0
         return out
 
     def abort(self) -> None:

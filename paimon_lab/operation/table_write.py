@@ -8,6 +8,8 @@ expiration Paimon's committers run after each commit.
 
 from __future__ import annotations
 
+import random
+import time
 import uuid
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence
@@ -35,23 +37,38 @@ def new_store_write(store: "FileStore", commit_user: str, ignore_previous_files:
 
 
 def write_rows(store: "FileStore", data: Any, *, overwrite: bool | dict = False,
-               row_kinds: Sequence[str] | None = None) -> int | None:
-    """Write ``data`` as one commit; the id of the snapshot in which its rows are visible."""
-    w = TableWrite(store, overwrite)
-    try:
-        w.write(data, row_kinds=row_kinds)
-    except BaseException:
-        w.abort()
-        raise
-    return w.commit()
+               row_kinds: Sequence[str] | None = None, commit_user: str | None = None) -> int | None:
+    """Write ``data`` as one commit; the id of the snapshot in which its rows are visible.
+
+    A :class:`CommitConflictError` means nothing was committed and the write was planned on a
+    view other commits have made stale (dynamic bucket assignment, cross-partition routing,
+    deletion vectors): it is redone from scratch on the latest snapshot, up to
+    'commit.max-retries' times."""
+    retries = store.schema.core.get("commit.max-retries")
+    for attempt in range(retries + 1):
+        w = TableWrite(store, overwrite, commit_user=commit_user)
+        try:
+            w.write(data, row_kinds=row_kinds)
+        except BaseException:
+            w.abort()
+            raise
+        try:
+            return w.commit()
+        except CommitConflictError:
+            if attempt == retries:
+                raise
+            time.sleep(min(0.01 * (2 ** attempt), 0.5) * (0.5 + random.random()))
+            store.refresh()
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 class TableWrite:
     """Buffered writes to one table, committed once."""
 
-    def __init__(self, store: "FileStore", overwrite: bool | dict = False, *, file_uuid: str | None = None):
+    def __init__(self, store: "FileStore", overwrite: bool | dict = False, *, file_uuid: str | None = None,
+                 commit_user: str | None = None):
         self.store = store
-        self.commit_user = str(uuid.uuid4())
+        self.commit_user = commit_user or str(uuid.uuid4())
         self.overwrite = overwrite
         # None: the table's 'dynamic-partition-overwrite'; False: an overwrite replaces the whole
         # table (or the given partitions), as Spark's static partitionOverwriteMode does.
@@ -70,6 +87,10 @@ class TableWrite:
             self._writer.write(data, row_kinds)
         else:
             self._writer.write(data)
+
+    def flush(self) -> None:
+        """Write the buffered rows as data files now (they stay invisible until the commit)."""
+        self._writer.flush()
 
     def prepare_commit(self) -> list[CommitMessage]:
         return self._writer.prepare_commit()

@@ -171,6 +171,9 @@ class SharedKeyValueWrite(KeyValueFileStoreWrite):
     def deletion_vectors(self, partition: bytes, bucket: int) -> tuple:
         return None, {}  # only compactions (the commit's) touch vectors
 
+    def base_snapshot(self) -> "Snapshot | None":
+        return self.snapshot  # the job's pinned snapshot: the base its commit is rebased from
+
     def restored(self) -> dict:
         if self._restored is None:
             snap = None if self.ignore_previous_files else self.snapshot

@@ -23,6 +23,9 @@ class CommitMessage:
     compact_changelog: list[DataFileMeta] = field(default_factory=list)
     index_changes: list = field(default_factory=list)  # IndexManifestEntry of the APPEND snapshot
     compact_index_changes: list = field(default_factory=list)  # ... of the COMPACT snapshot
+    # The snapshot the writer's view of the bucket came from (0: the table was empty; None:
+    # unknown). The commit rebases the new files' sequence numbers over what came after it.
+    base_snapshot: int | None = None
 
     @property
     def compacted(self) -> bool:
