@@ -47,8 +47,8 @@ KILLS_PER_OP = int(os.environ.get("PAIMON_LAB_CRASH_KILLS_PER_OP", "1"))    # SI
 
 
 _CTX = None
-PRELOAD = ["paimon_lab", "paimon_lab.table", "paimon_lab.operation.expire", "paimon_lab.operation.row_dml", "paimon_lab.operation.append_compact",
-           "paimon_lab.mergetree.writer", "paimon_lab.mergetree.compact_rewriter", "paimon_lab.core.deletion_vector",
+PRELOAD = ["paimon_lab", "paimon_lab.table", "paimon_lab.operation.expire", "paimon_lab.operation.row_dml",
+           "paimon_lab.operation.append_compact", "paimon_lab.mergetree.writer", "paimon_lab.mergetree.compact_rewriter", "paimon_lab.core.deletion_vector",
            "paimon_lab.core.index_manifest", "pyarrow.parquet", "pyarrow.dataset", "pytest"]
 
 
@@ -253,19 +253,19 @@ def verify(tpl: Template, ref: dict, path: str, op: str, args: dict, what: str) 
             assert contents(t, snapshot_id=sid) == new["snaps"][sid], f"{what}: snapshot {sid} after re-run"
 
 
-def plan_trials(tpl: Template, rng: random.Random) -> list[tuple]:
+def plan_trials(tpl: Template, rng: random.Random, per_op: int = TRIALS_PER_OP, kills: int = KILLS_PER_OP) -> list[tuple]:
     trials = []
     for i, (op, args) in enumerate(ops_for(tpl.kind)):
         ref = tpl.reference(i, op, args)
         calls = ref["calls"]
         points = list(range(1, len(calls) + 1))
         commits = [n for n in points if calls[n - 1] == "try_create"]  # the snapshot creations
-        chosen = set(commits[-2:]) | set(rng.sample(points, min(len(points), TRIALS_PER_OP)))
-        chosen = sorted(chosen)[: max(TRIALS_PER_OP, len(commits[-2:]))] if len(chosen) > TRIALS_PER_OP + 2 \
+        chosen = set(commits[-2:]) | set(rng.sample(points, min(len(points), per_op)))
+        chosen = sorted(chosen)[: max(per_op, len(commits[-2:]))] if len(chosen) > per_op + 2 \
             else sorted(chosen)
         for n in chosen:
             trials.append((i, op, args, n, rng.choice(["before", "after", "torn"]), None))
-        for _ in range(KILLS_PER_OP):
+        for _ in range(kills):
             trials.append((i, op, args, 0, "before", rng.uniform(0, ref["seconds"] * 1.2)))
     return trials
 
@@ -287,12 +287,10 @@ def run_trial(tpl: Template, trial: tuple) -> str:
     return f"{what}: exit {code}"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", list(KIND_OPTIONS))
-def test_crash_trials(kind, tmp_path):
-    rng = random.Random(f"{SEED}-{kind}")
+def _run_trials(kind: str, tmp_path, seed: str, per_op: int, kills: int) -> None:
+    rng = random.Random(seed)
     tpl = Template(kind, str(tmp_path))
-    trials = plan_trials(tpl, rng)
+    trials = plan_trials(tpl, rng, per_op, kills)
     # two trials at a time: one child runs while the parent checks the other's table
     with ThreadPoolExecutor(2) as pool:
         done = list(pool.map(lambda tr: run_trial(tpl, tr), trials))
@@ -301,6 +299,19 @@ def test_crash_trials(kind, tmp_path):
     crashed = [d for d in done if not d.endswith("exit 0")]
     assert len(crashed) >= len(trials) * 0.7, "most trials must really crash"
     print(f"{kind}: {len(trials)} trials, {len(crashed)} crashed")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(KIND_OPTIONS))
+def test_crash_trials(kind, tmp_path):
+    _run_trials(kind, tmp_path, f"{SEED}-{kind}", TRIALS_PER_OP, KILLS_PER_OP)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("kind", list(KIND_OPTIONS))
+def test_crash_trials_soak(kind, tmp_path):
+    """Hundreds of trials per table kind, from another seed: ``pytest -m soak tests/test_crash.py``."""
+    _run_trials(kind, tmp_path, f"soak-{SEED}-{kind}", 4 * TRIALS_PER_OP, 4 * KILLS_PER_OP)
 
 
 # ----------------------------------------------------------------------------- bugs the trials found
