@@ -250,7 +250,7 @@ def test_variables_become_quoted_literals(fresh):
     res = fresh.run_cell("%paimon SELECT {low} AS a, {flag} AS b, {nothing} AS c, {day} AS d, '{wanted}' AS e")
     assert res.success, res.error_in_exec
     row = res.result.iloc[0]
-    assert row["a"] == 1 and bool(row["b"]) is True and row["c"] is None and str(row["d"]) == "2024-05-01"
+    assert row["a"] == 1 and bool(row["b"]) is True and pd.isna(row["c"]) and str(row["d"]) == "2024-05-01"
     assert row["e"] == "{wanted}"  # inside a string literal: left alone
 
     def in_a_function():
