@@ -218,10 +218,13 @@ def test_aggregation_rejects_retraction_for_other_functions():
     s = schema_of(AGG_COLS, options=AGG_OPTS)
     with pytest.raises(DataValidationError, match=r"fields\.price\.ignore-retract"):
         merge(s, [(1, 10.0, 10, 1, 2), (1, 10.0, 10, 1, 2)], [I, D])
-    # the default function (last_non_null_value) does not take retractions either
-    s = schema_of([("k", pa.int32()), ("v", pa.string())], options={"merge-engine": "aggregation"})
-    with pytest.raises(DataValidationError, match=r"fields\.v\.ignore-retract"):
-        merge(s, [(1, "a"), (1, "a")], [I, UB])
+    # the default function (last_non_null_value) and last_value take retractions as Java does:
+    # retracting a non-null value (last_value: any value) leaves null
+    s = schema_of([("k", pa.int32()), ("v", pa.string()), ("w", pa.string())],
+                  options={"merge-engine": "aggregation", "fields.w.aggregate-function": "last_value"})
+    assert values(merge(s, [(1, "a", "x"), (1, "a", "x")], [I, UB]), s) == [(1, None, None)]
+    assert values(merge(s, [(1, "a", "x"), (1, None, None)], [I, UB]), s) == [(1, "a", None)]
+    assert values(merge(s, [(1, "a", "x"), (1, "a", "x"), (1, "b", "y")], [I, UB, UA]), s) == [(1, "b", "y")]
     s = schema_of([("k", pa.int32()), ("v", pa.string())],
                   options={"merge-engine": "aggregation", "ignore-delete": "true"})
     assert values(merge(s, [(1, "a"), (1, "a"), (2, "b")], [I, UB, D]), s) == [(1, "a")]
