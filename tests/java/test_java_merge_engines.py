@@ -65,7 +65,9 @@ def _pu_values(k, step, retract):
     return {"a": None if (k + step) % 3 == 0 else k * 10 + step, "b": f"b{k}-{step}",
             "g1": step - 5 if (k + step) % 7 == 0 else step,  # some updates arrive out of order
             "c": k * 100 + step, "d": None if k % 2 else f"d{step}",
-            "g2": None if (k + step) % 4 == 0 else step,  # a null sequence: the group is left alone
+            # a null sequence: the group is left alone (not on a key's first row: Java then keeps the
+            # row's (c, d) in its files, and whether a read shows them depends on the files' layout)
+            "g2": None if (k + step) % 4 == 0 and k not in STEPS[step][2] else step,
             "e": f"e{step}" if (k + step) % 2 else None}
 
 
@@ -120,9 +122,7 @@ CASES = [
          _dedup_values),
     Case("partial-update-sequence-group", PU_FIELDS,
          {"bucket": "2", "merge-engine": "partial-update", "fields.g1.sequence-group": "a,b",
-          "fields.g2.sequence-group": "c,d"}, _pu_values,
-         xfail="paimon-lab's partial-update refuses -U/-D rows even with sequence groups (DataValidationError); "
-               "Java retracts the group's fields (PartialUpdateMergeFunction.retractWithSequenceGroup)"),
+          "fields.g2.sequence-group": "c,d"}, _pu_values),
     Case("partial-update-remove-record-on-delete", BASE + [("a", "INT"), ("b", "STRING")],
          {"bucket": "2", "merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"},
          _pu_plain_values, retract_updates=False,
