@@ -145,6 +145,20 @@ def test_seed_partial_update_sequence_groups():
     assert values(merge(s, rows), s) == [(1, "a2", None, 3, None, "d2", 2)]
 
 
+def test_partial_update_sequence_groups_take_retractions():
+    """-U/-D rows retract the fields of each sequence group they win (Java's
+    retractWithSequenceGroup); columns in no group ignore them."""
+    s = schema_of([("k", pa.int32()), ("a", pa.string()), ("b", pa.string()), ("g_1", pa.int32()),
+                   ("c", pa.string()), ("d", pa.string()), ("g_2", pa.int32()), ("e", pa.string())],
+                  options=SEQ_GROUP_OPTIONS)
+    rows = [
+        (1, "a1", "b1", 1, "c1", "d1", 1, "e1"),
+        (1, "a0", "b0", 2, "c0", "d0", 0, "e0"),   # -U: wins g_1 (2 >= 1), loses g_2 (0 < 1); e untouched
+    ]
+    assert values(merge(s, rows, [I, UB]), s) == [(1, None, None, 2, "c1", "d1", 1, "e1")]
+    assert values(merge(s, rows[:1], [D]), s) == [(1, None, None, 1, None, None, 1, None)]
+
+
 def test_seed_partial_update_sequence_groups_with_aggregation():
     s = schema_of([("k", pa.int32()), ("a", pa.string()), ("b", pa.int32()), ("g_1", pa.int32()),
                    ("c", pa.string()), ("d", pa.int32()), ("g_2", pa.int32())],
@@ -218,10 +232,13 @@ def test_aggregation_rejects_retraction_for_other_functions():
     s = schema_of(AGG_COLS, options=AGG_OPTS)
     with pytest.raises(DataValidationError, match=r"fields\.price\.ignore-retract"):
         merge(s, [(1, 10.0, 10, 1, 2), (1, 10.0, 10, 1, 2)], [I, D])
-    # the default function (last_non_null_value) does not take retractions either
-    s = schema_of([("k", pa.int32()), ("v", pa.string())], options={"merge-engine": "aggregation"})
-    with pytest.raises(DataValidationError, match=r"fields\.v\.ignore-retract"):
-        merge(s, [(1, "a"), (1, "a")], [I, UB])
+    # the default function (last_non_null_value) and last_value take retractions as Java does:
+    # retracting a non-null value (last_value: any value) leaves null
+    s = schema_of([("k", pa.int32()), ("v", pa.string()), ("w", pa.string())],
+                  options={"merge-engine": "aggregation", "fields.w.aggregate-function": "last_value"})
+    assert values(merge(s, [(1, "a", "x"), (1, "a", "x")], [I, UB]), s) == [(1, None, None)]
+    assert values(merge(s, [(1, "a", "x"), (1, None, None)], [I, UB]), s) == [(1, "a", None)]
+    assert values(merge(s, [(1, "a", "x"), (1, "a", "x"), (1, "b", "y")], [I, UB, UA]), s) == [(1, "b", "y")]
     s = schema_of([("k", pa.int32()), ("v", pa.string())],
                   options={"merge-engine": "aggregation", "ignore-delete": "true"})
     assert values(merge(s, [(1, "a"), (1, "a"), (2, "b")], [I, UB, D]), s) == [(1, "a")]
@@ -381,7 +398,8 @@ def model_aggregate(function, items, column, options, arrow_type):
                 "last_not_null_value": "last_non_null_value"}.get(function, function)
     if _bool(options, f"fields.{column}.ignore-retract"):
         items = [(v, r) for v, r in items if not r]
-    elif any(r for _, r in items) and function not in ("sum", "count", "product"):
+    elif any(r for _, r in items) and function not in ("sum", "count", "product", "last_value",
+                                                        "last_non_null_value"):
         raise DataValidationError("retraction")
     present = [v for v, _ in items if v is not None]
     if function == "sum":
@@ -419,12 +437,19 @@ def model_aggregate(function, items, column, options, arrow_type):
         return min(present) if present else None
     if function == "first_value":
         return items[0][0] if items else None
-    if function == "last_value":
-        return items[-1][0] if items else None
+    if function == "last_value":  # a retraction leaves null (Java's FieldLastValueAgg.retract)
+        acc = None
+        for v, r in items:
+            acc = None if r else v
+        return acc
     if function == "first_non_null_value":
         return present[0] if present else None
-    if function == "last_non_null_value":
-        return present[-1] if present else None
+    if function == "last_non_null_value":  # retracting a non-null value leaves null
+        acc = None
+        for v, r in items:
+            if v is not None:
+                acc = None if r else v
+        return acc
     if function == "bool_and":
         return all(present) if present else None
     if function == "bool_or":
@@ -467,7 +492,8 @@ def model_merge(schema, rows, kinds):
         items = by_key[key]
         if ignore:
             items = [it for it in items if it[1] not in RETRACT]
-        elif engine in ("first-row", "partial-update") and any(it[1] in RETRACT for it in items):
+        elif (engine == "first-row" or (engine == "partial-update" and not _pu_takes_retractions(opts))) \
+                and any(it[1] in RETRACT for it in items):
             raise DataValidationError("retraction")
         if not items:
             continue
@@ -487,33 +513,43 @@ def model_merge(schema, rows, kinds):
                 row[n] = model_aggregate(func, [(it[2][n], it[1] in RETRACT) for it in items], n, opts, types[n])
             out[key] = (seq, I, row)
         else:
-            out[key] = (seq, I, model_partial_update(schema, [it[2] for it in items]))
+            out[key] = (seq, I, model_partial_update(schema, [it[2] for it in items], [it[1] for it in items]))
     return out
 
 
-def model_partial_update(schema, rows):
+def _pu_takes_retractions(opts):
+    """Partial-update takes -U/-D rows with sequence groups that aggregate nothing."""
+    groups = [v.split(",") for k, v in opts.items() if k.startswith("fields.") and k.endswith(".sequence-group")]
+    return bool(groups) and not any(opts.get(f"fields.{f}.aggregate-function") for g in groups for f in g)
+
+
+def model_partial_update(schema, rows, kinds=None):
     opts = schema.options
     groups = []
     for k, v in opts.items():
         if k.startswith("fields.") and k.endswith(".sequence-group"):
             groups.append((k[len("fields."):-len(".sequence-group")].split(","), v.split(",")))
     grouped = {c for s, f in groups for c in s + f}
+    kinds = kinds or [I] * len(rows)
     state = {n: None for n in schema.field_names}
-    for row in rows:
+    for row, kind in zip(rows, kinds):
         for n in schema.field_names:
-            if n not in grouped and row[n] is not None:
+            if n not in grouped and row[n] is not None and kind not in RETRACT:
                 state[n] = row[n]
     for seq_fields, fields in groups:
         aggs = {f: opts.get(f"fields.{f}.aggregate-function") for f in fields}
         current = None
-        for row in rows:  # Java's rule: a row with a non-null sequence >= the current one updates
+        for row, kind in zip(rows, kinds):  # Java's rule: a row with a non-null sequence >= the current one updates
             s = [row[f] for f in seq_fields]
             if all(v is None for v in s):
                 continue
             if current is None or _seq_key(s) >= _seq_key(current):
                 current = s
-                for f in seq_fields + [f for f in fields if aggs[f] is None]:
+                for f in seq_fields:
                     state[f] = row[f]
+                for f in fields:  # a retraction clears the group's fields
+                    if aggs[f] is None:
+                        state[f] = None if kind in RETRACT else row[f]
         taking_part = sorted((r for r in rows if any(r[f] is not None for f in seq_fields)),
                              key=lambda r: _seq_key([r[f] for f in seq_fields]))  # stable: ties by arrival
         for f, func in aggs.items():
@@ -614,9 +650,9 @@ AGG_SPECS = [
     ("mx_dec", DEC, "max", st.decimals(-100, 100, places=2, allow_nan=False), False),
     ("mn_i8", pa.int8(), "min", st.integers(-128, 127), False),
     ("fv", pa.string(), "first_value", SMALL_TEXT, False),
-    ("lv", pa.int32(), "last_value", st.integers(0, 9), False),
+    ("lv", pa.int32(), "last_value", st.integers(0, 9), True),
     ("fnn", pa.string(), "first_not_null_value", SMALL_TEXT, False),
-    ("lnn", pa.int16(), None, st.integers(0, 9), False),  # default: last_non_null_value
+    ("lnn", pa.int16(), None, st.integers(0, 9), True),  # default: last_non_null_value
     ("la", pa.string(), "listagg", SMALL_TEXT, False),
     ("lad", pa.string(), "listagg", SMALL_TEXT, False),
     ("ba", pa.bool_(), "bool_and", st.booleans(), False),

@@ -220,12 +220,16 @@ class FieldFirstValueAgg(FieldAggregator):
 
 
 class FieldLastValueAgg(FieldAggregator):
-    """Value of the last row (null included)."""
+    """Value of the last row (null included); a retraction as the last row gives null (Java's
+    ``FieldLastValueAgg.retract``)."""
 
-    name = "last_value"
+    name, supports_retract = "last_value", True
 
     def _aggregate(self, values, gids, n, retract):
-        return take_or_null(values, segment_reduce(np.maximum, np.arange(len(values)), gids, n, -1))
+        idx = segment_reduce(np.maximum, np.arange(len(values)), gids, n, -1)
+        if retract.any():
+            idx = np.where((idx >= 0) & retract[np.maximum(idx, 0)], -1, idx)
+        return take_or_null(values, idx)
 
 
 class FieldFirstNonNullValueAgg(FieldAggregator):
@@ -241,13 +245,17 @@ class FieldFirstNonNullValueAgg(FieldAggregator):
 
 
 class FieldLastNonNullValueAgg(FieldAggregator):
-    """Last non-null value (the default function)."""
+    """Last non-null value (the default function); a retraction of a non-null value after it
+    gives null (Java's ``FieldLastNonNullValueAgg.retract``)."""
 
-    name = "last_non_null_value"
+    name, supports_retract = "last_non_null_value", True
 
     def _aggregate(self, values, gids, n, retract):
         pos = np.where(valid_mask(values), np.arange(len(values)), -1)
-        return take_or_null(values, segment_reduce(np.maximum, pos, gids, n, -1))
+        idx = segment_reduce(np.maximum, pos, gids, n, -1)
+        if retract.any():
+            idx = np.where((idx >= 0) & retract[np.maximum(idx, 0)], -1, idx)
+        return take_or_null(values, idx)
 
 
 class FieldListaggAgg(FieldAggregator):

@@ -63,13 +63,17 @@ class MergeFunction:
                 if kv.num_rows == 0:
                     return kv
                 kinds, retract = kinds[~retract], retract[~retract]
-            elif self.retract_option is not None:
+            elif self.retract_option is not None and not self.accepts_retractions():
                 raise DataValidationError(
                     f"The {self.engine} merge engine cannot accept -U/-D rows; set "
                     f"'{self.retract_option}' = 'true' (or 'ignore-delete') to ignore them")
         groups = KeyGroups.of(kv, keys)
         kind_out, values = self._merge(kv, list(keys), groups, kinds, retract)
         return _assemble(kv, groups, kind_out, values)
+
+    def accepts_retractions(self) -> bool:
+        """Whether ``_merge`` takes -U/-D rows although the engine names a ``retract_option``."""
+        return False
 
     def _merge_with_removals(self, kv: pa.Table, keys: Sequence[str], kinds: np.ndarray) -> pa.Table:
         """'<engine>.remove-record-on-delete': rows up to a key's last -D are gone; a key whose

@@ -61,19 +61,28 @@ class PartialUpdateMergeFunction(MergeFunction):
             rows = count_contributions(rows, group.aggregators)
         return rows
 
+    def accepts_retractions(self) -> bool:
+        """With sequence groups (and no aggregate functions in them) a -U/-D row retracts the
+        fields of each group it wins, as Java's ``retractWithSequenceGroup``."""
+        return bool(self.sequence_groups) and not any(g.aggregators for g in self.sequence_groups)
+
     def _merge(self, kv, keys, groups, kinds, retract):
         grouped = {c for g in self.sequence_groups for c in g.fields + g.sequence_fields}
         values: dict[str, pa.Array | pa.ChunkedArray] = {}
         for name in kv.column_names:
             if name not in self.fixed and name not in grouped and name not in keys \
                     and name not in (SEQUENCE_NUMBER, VALUE_KIND):
-                values[name] = _last_non_null(kv.column(name), groups)
+                values[name] = _last_non_null(kv.column(name), groups, retract)
         for group in self.sequence_groups:
-            values.update(self._merge_group(kv, groups, group))
+            values.update(self._merge_group(kv, groups, group, retract))
         return inserts(groups), values
 
     @staticmethod
-    def _merge_group(kv: pa.Table, groups: KeyGroups, group: SequenceGroup) -> dict[str, pa.Array]:
+    def _merge_group(kv: pa.Table, groups: KeyGroups, group: SequenceGroup,
+                     retract: np.ndarray | None = None) -> dict[str, pa.Array]:
+        """The group's columns from the row with the highest sequence (the later on a tie) among
+        those whose sequence is not all null; a retraction winning leaves the group's fields null
+        (its sequence fields stay)."""
         names = [c for c in group.fields + group.sequence_fields if c in kv.column_names]
         if not names:
             return {}
@@ -97,10 +106,13 @@ class PartialUpdateMergeFunction(MergeFunction):
         winner = np.full(groups.count, -1, dtype=np.int64)
         winner[gids[is_last]] = order[is_last]
         out = {}
+        cleared = winner
+        if retract is not None and retract.any():
+            cleared = np.where((winner >= 0) & retract[np.maximum(winner, 0)], -1, winner)
         for name in names:
             agg = group.aggregators.get(name)
             if agg is None:
-                out[name] = take_or_null(kv.column(name), winner)
+                out[name] = take_or_null(kv.column(name), winner if name in group.sequence_fields else cleared)
             else:
                 out[name] = agg.aggregate(take_or_null(as_array(kv.column(name)), order), gids, groups.count)
         return out
@@ -116,10 +128,15 @@ class PartialUpdateMergeFunction(MergeFunction):
                 f"sequence_groups={self.sequence_groups})")
 
 
-def _last_non_null(col: pa.ChunkedArray | pa.Array, groups: KeyGroups):
-    if col.null_count == 0:
+def _last_non_null(col: pa.ChunkedArray | pa.Array, groups: KeyGroups, retract: np.ndarray | None = None):
+    """Each key's last non-null value of ``col``; retraction rows do not count."""
+    has_retract = retract is not None and retract.any()
+    if col.null_count == 0 and not has_retract:
         return col.take(pa.array(groups.lasts))
-    pos = np.where(valid_mask(as_array(col)), np.arange(len(col)), -1)
+    valid = valid_mask(as_array(col))
+    if has_retract:
+        valid = valid & ~retract
+    pos = np.where(valid, np.arange(len(col)), -1)
     return take_or_null(col, np.maximum.reduceat(pos, groups.starts))
 
 
