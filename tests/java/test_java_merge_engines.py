@@ -23,7 +23,6 @@ that case Java only reads and compacts.
 from __future__ import annotations
 
 import os
-
 from dataclasses import dataclass, field
 from typing import Callable
 
