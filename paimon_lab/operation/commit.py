@@ -30,8 +30,18 @@ from paimon_lab.operation.rebase import SequenceRebase, check_key_conflicts
 from paimon_lab.core.index_manifest import merge_index_entries
 
 if TYPE_CHECKING:
+    from paimon_lab.core.options import CoreOptions
     from paimon_lab.core.predicate import Predicate
     from paimon_lab.store.file_store import FileStore
+
+
+def retry_wait(core: "CoreOptions", attempt: int) -> float:
+    """Seconds to wait before retry ``attempt`` of a commit that lost a race: doubling from
+    'commit.min-retry-wait' up to 'commit.max-retry-wait', jittered so that committers (on one
+    machine or several) that lost together do not collide again."""
+    low = core.get("commit.min-retry-wait") / 1000.0
+    high = core.get("commit.max-retry-wait") / 1000.0
+    return min(low * (2 ** attempt), high) * random.uniform(0.5, 1.0)
 
 
 class FileStoreCommit:
@@ -41,8 +51,6 @@ class FileStoreCommit:
         self.store = store
         self.commit_user = commit_user or str(uuid.uuid4())
         self.max_retries = store.schema.core.get("commit.max-retries")
-        self.min_retry_wait = store.schema.core.get("commit.min-retry-wait") / 1000.0
-        self.max_retry_wait = store.schema.core.get("commit.max-retry-wait") / 1000.0
 
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: "Predicate | bool | None" = None,
                identifier: int = BATCH_COMMIT_IDENTIFIER, deleted: Sequence[ManifestEntry] = (),
@@ -134,8 +142,7 @@ class FileStoreCommit:
                                    changes)
             if sid is not None:
                 return sid
-            # jittered, so committers on several machines that lost together do not collide again
-            time.sleep(min(self.min_retry_wait * (2 ** attempt), self.max_retry_wait) * random.uniform(0.5, 1.0))
+            time.sleep(retry_wait(self.store.schema.core, attempt))
         raise CommitError(f"Gave up committing to {self.store.path} after {self.max_retries} retries: "
                           "other writers kept winning the race for the next snapshot")
 

@@ -8,7 +8,6 @@ expiration Paimon's committers run after each commit.
 
 from __future__ import annotations
 
-import random
 import time
 import uuid
 import warnings
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind
 from paimon_lab.errors import CommitConflictError, PaimonLabError, SchemaError
 from paimon_lab.operation.append_write import AppendWriter
-from paimon_lab.operation.commit import FileStoreCommit
+from paimon_lab.operation.commit import FileStoreCommit, retry_wait
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.expire import expire_snapshots
 from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
@@ -57,7 +56,7 @@ def write_rows(store: "FileStore", data: Any, *, overwrite: bool | dict = False,
         except CommitConflictError:
             if attempt == retries:
                 raise
-            time.sleep(min(0.01 * (2 ** attempt), 0.5) * (0.5 + random.random()))
+            time.sleep(retry_wait(store.schema.core, attempt))
             store.refresh()
     raise AssertionError("unreachable")  # pragma: no cover
 

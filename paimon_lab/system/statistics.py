@@ -17,6 +17,7 @@ from paimon_lab.errors import PaimonLabError, SchemaError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.partition import java_float_string
 from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_lab.operation.commit import retry_wait
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.operation.split_read import read_table
 
@@ -156,7 +157,7 @@ def commit_statistics(store: "FileStore", stats_file: str, commit_user: str | No
             store.file_io.delete_quietly([mio.path(n) for n in written])
             raise
         store.file_io.delete_quietly([mio.path(n) for n in written])
-        time.sleep(min(0.01 * (2 ** attempt), 0.5))
+        time.sleep(retry_wait(store.schema.core, attempt))
     raise PaimonLabError(f"Gave up committing statistics to {store.path} after {retries} retries")
 
 
