@@ -9,7 +9,7 @@ empties it, whatever the total size of the write.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -32,8 +32,6 @@ from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.levels import Levels
 from paimon_lab.mergetree.compact_strategy import force_level0_unit
 
-if TYPE_CHECKING:
-    pass
 
 _BUCKET = "__bucket__"
 _KIND = "__kind__"

@@ -121,10 +121,6 @@ class FileStore:
         return self._derived[name]
 
     @property
-    def core(self) -> CoreOptions:
-        return self.schema.core
-
-    @property
     def options(self) -> dict[str, str]:
         return dict(self.schema.options)
 
@@ -154,10 +150,6 @@ class FileStore:
     def num_levels(self) -> int:
         core = self.schema.core
         return core.get("num-levels") or core.get("num-sorted-run.compaction-trigger") + 1
-
-    @property
-    def needs_lookup(self) -> bool:
-        return bool(self.schema.primary_keys) and bool(needs_lookup(self.schema.core))
 
     @property
     def batch_scan_skips_level0(self) -> bool:

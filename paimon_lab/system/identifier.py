@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 
 from paimon_lab.errors import InvalidIdentifierError
 
-if TYPE_CHECKING:
-    pass
 
 
 SYSTEM_TABLE_SPLITTER = "$"
