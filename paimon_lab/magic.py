@@ -26,11 +26,13 @@ from collections import ChainMap
 from typing import Any, Callable
 
 import pyarrow as pa
+from IPython.core.completer import SimpleCompletion, context_matcher
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from traitlets import Bool, Int
 
 from paimon_lab import sql as sql_module
 from paimon_lab.errors import PaimonLabError
+from paimon_lab.sql.complete import complete as complete_sql
 from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.feedback import ScriptError, StatementResult
 from paimon_lab.sql.lexer import split_statements
@@ -89,6 +91,79 @@ def user_error(e: PaimonLabError, script: str | None = None, short: bool = True)
                    (f" (from {type(cause).__module__}.{type(cause).__qualname__})" if cause is not None else ""))
     details.append(_HELP)
     return PaimonMagicError(message, excerpt, "\n\n".join(details), e)
+
+
+# ---------------------------------------------------------------------------------- completion
+
+def _sql_offset(line: str) -> int | None:
+    """Where the SQL starts in the text after ``%paimon`` (past ``NAME <<`` and the options);
+    None while the options are being typed."""
+    i = 0
+    m = _ASSIGN.match(line)
+    if m:
+        i = m.end()
+    while True:
+        rest = line[i:]
+        word = re.match(r"\s*(\S+)", rest)
+        if word is None or not word.group(1).startswith("-"):
+            break
+        i += word.end()
+        if word.group(1) in _TAKES_VALUE:
+            value = re.match(r"\s*\S+", line[i:])
+            if value is None:
+                return None
+            i += value.end()
+    m = _ASSIGN.match(line, i)
+    if m:
+        i = m.end()
+    return i
+
+
+def sql_completions(full_text: str, offset: int) -> tuple[int, list[Any]] | None:
+    """The SQL completions at ``offset`` of a cell's text: ``(start, candidates)`` when the cursor
+    is in the SQL of a ``%%paimon`` cell or a ``%paimon`` line (the fragment from ``start`` to
+    ``offset`` is replaced by a candidate's text), else None."""
+    lines = full_text.split("\n")
+    line_no = full_text.count("\n", 0, offset)
+    line_start = offset - len(full_text[:offset].rsplit("\n", 1)[-1])
+    first = lines[0].lstrip()
+    if first.startswith("%%paimon") and line_no > 0:
+        header, sql_start = first[len("%%paimon"):], len(lines[0]) + 1
+        sql = full_text[sql_start:]
+    else:
+        line = full_text[line_start:offset]
+        stripped = line.lstrip()
+        if not stripped.startswith("%paimon") or stripped.startswith("%paimon_"):
+            return None
+        after = stripped[len("%paimon"):]
+        if after and not after[0].isspace():
+            return None
+        at = _sql_offset(after)
+        if at is None:
+            return None
+        header, sql_start = after[:at], line_start + (len(line) - len(stripped)) + len("%paimon") + at
+        sql = full_text[sql_start:offset]
+    try:
+        args, _ = parse_line(header)
+        session = sql_module._session_for(args.catalog)
+    except (PaimonMagicError, PaimonLabError):
+        session = sql_module.default_session()
+    start, items = complete_sql(session, sql, offset - sql_start)
+    return sql_start + start, items
+
+
+@context_matcher()
+def paimon_matcher(context) -> dict:
+    """IPython completion matcher (API v2): SQL names in ``%%paimon`` cells and ``%paimon``
+    lines (see :func:`paimon_lab.sql.complete.complete`); other cells are left to IPython."""
+    lines = context.full_text.split("\n")
+    offset = sum(len(x) + 1 for x in lines[:context.cursor_line]) + context.cursor_position
+    found = sql_completions(context.full_text, offset)
+    if found is None:
+        return {"completions": [], "suppress": False}
+    start, items = found
+    return {"completions": [SimpleCompletion(c.text, type=c.kind) for c in items],
+            "matched_fragment": context.full_text[start:offset], "suppress": True, "ordered": True}
 
 
 def _show_details(result) -> None:
@@ -377,6 +452,8 @@ def load_ipython_extension(ip) -> None:
     """Register ``%paimon`` and ``%%paimon`` (``%load_ext paimon_lab`` / ``paimon_lab.magic``) and
     their settings (``%config PaimonMagic``)."""
     ip.register_magics(PaimonMagic(shell=ip))
+    if paimon_matcher not in ip.Completer.custom_matchers:
+        ip.Completer.custom_matchers.append(paimon_matcher)
     if _show_details not in ip.events.callbacks["post_run_cell"]:
         ip.events.register("post_run_cell", _show_details)
 
