@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("IPython")
 pytest.importorskip("duckdb")
 
-from paimon_lab.magic import PaimonMagicError  # noqa: E402
-from paimon_lab.sql import SqlError  # noqa: E402
+from paimon_lab.magic import PaimonMagicError
+from paimon_lab.sql import SqlError
 
 
 @pytest.fixture(scope="module")
