@@ -12,8 +12,10 @@ rows" (only those rows become pandas). ``--out NAME`` (or ``%%paimon NAME <<``) 
 result to NAME; a cell without a query binds what its statements did. DDL and DML statements
 say what they did as they run ("inserted 3 rows into c.db.t — snapshot 2"). ``{name}`` puts a
 notebook variable into the SQL as a quoted literal; ``{{name}}`` as raw SQL text.
-``--engine spark`` hands the cell to ``paimon_lab.spark``. Errors show one short message
-instead of a traceback.
+``--engine spark`` hands the cell to ``paimon_lab.spark``. A mistake in the SQL shows one red
+line, the SQL line with a caret under the spot and foldable details, not a traceback
+(``short_errors``). Tab completes table, column, system table and procedure names in the SQL
+(:func:`paimon_matcher`, registered with the magics).
 """
 
 from __future__ import annotations

@@ -1098,7 +1098,7 @@ def test_sql_package_layers():
     grimp = pytest.importorskip("grimp")
     graph = grimp.build_graph("paimon_lab", cache_dir=None)
     handlers = sorted(m.rsplit(".", 1)[1] for m in graph.find_children("paimon_lab.sql.handlers"))
-    layers = ["session", "dispatch", grimp.Layer(*(f"handlers.{h}" for h in handlers), independent=True),
+    layers = [grimp.Layer("session", "complete", independent=True), "dispatch", grimp.Layer(*(f"handlers.{h}" for h in handlers), independent=True),
               "common", "plan", "resolve",
               grimp.Layer("format_table", "object_table", "materialized_table", independent=True),
               grimp.Layer("schemas", "writing", independent=True), "context", "catalogs", "prepared",
@@ -1106,7 +1106,7 @@ def test_sql_package_layers():
               grimp.Layer("clauses", "spelling", "params", "rewrite", "feedback", independent=True), "lexer", "errors"]
     assert graph.find_illegal_dependencies_for_layers(layers=layers, containers={"paimon_lab.sql"}) == set()
     assert not {m for m in graph.find_modules_that_directly_import("paimon_lab.sql") if m.startswith("paimon_lab.sql")}
-    listed = {"session", "dispatch", "common", "plan", "resolve", "format_table", "object_table",
+    listed = {"session", "complete", "dispatch", "common", "plan", "resolve", "format_table", "object_table",
               "materialized_table", "schemas", "writing", "context", "catalogs", "prepared", "duck", "relations",
               "datagen", "clauses", "spelling", "params", "rewrite", "feedback", "lexer", "errors"}
     modules = {m.split(".", 2)[2] for m in graph.find_children("paimon_lab.sql")} - {"handlers"}
@@ -1178,5 +1178,7 @@ def test_complete_names_columns_and_system_tables(s):
     assert texts("CALL sys.rollback")[1] == ["rollback_to", "rollback_to_timestamp"]
     assert texts("USE CATALOG p")[1] == ["paimon"]
     assert texts("SELECT 'FROM ")[1] == [] and texts("SELECT 1; SELECT * FROM t WHERE ")[1] == ["k"]
+    text = "SELECT * FROM t WHERE  AND k = 'still typing"  # an open quote after the cursor
+    assert texts(text, text.index("  ") + 1)[1] == ["k"]
     _, items = complete(s, "SEL", 3)
     assert [(c.text, c.kind) for c in items] == [("SELECT", "keyword")]

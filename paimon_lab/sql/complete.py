@@ -68,11 +68,11 @@ def complete(session, text: str, cursor: int) -> tuple[int, list[Completion]]:
     qualifiers = [_unquote(q) for q in _split_chain(m.group(1))]
     prefix = m.group(2)
     frag_start = start + m.start(2)
+    toks = tokenize(before[:m.start()])  # the text before the cursor tokenized, so this part does too
     try:
-        toks = tokenize(before[:m.start()])
         statement = tokenize(text[start:end])
-    except SqlError:
-        return cursor, []
+    except SqlError:  # an unfinished quote after the cursor: the statement up to it
+        statement = head[next((i for i, t in enumerate(head) if t.start >= start), len(head)):]
     try:
         if "$" in prefix:
             base, _, sys_prefix = prefix.partition("$")
