@@ -10,6 +10,8 @@ keeps it as it is; only groups with several go through the library, one union pe
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pyarrow as pa
 from datasketches import compact_theta_sketch, hll_sketch, hll_union, tgt_hll_type, theta_union, update_theta_sketch
@@ -56,7 +58,7 @@ class _UnionAggregator(FieldAggregator):
                                       f"serialized {self.what}: {e}") from None
         take = first.copy()
         take[several] = len(values) + np.arange(len(several))
-        return pa.concat_arrays([values, pa.array(merged, values.type)]).take(pa.array(take))
+        return take_or_null(pa.concat_arrays([values, pa.array(merged, values.type)]), take)
 
     what = ""
 
@@ -96,7 +98,19 @@ class FieldThetaSketchAgg(_UnionAggregator):
         u = theta_union(12)
         u.update(_theta(acc))
         u.update(_theta(value))
-        return u.get_result(True).serialize()
+        return _java_theta_bytes(u.get_result(True).serialize())
+
+
+_P_ONE = struct.pack("<f", 1.0)
+
+
+def _java_theta_bytes(data: bytes) -> bytes:
+    """The C++ library leaves the sampling-probability float of a compact sketch's preamble
+    (bytes 12-15, present from two preamble longs) at 0; Java writes 1.0 there. Readers of a
+    compact sketch ignore it: patched only so the stored bytes are Java's own."""
+    if len(data) >= 16 and data[0] & 0x3F >= 2 and data[12:16] == b"\0\0\0\0":
+        return data[:12] + _P_ONE + data[16:]
+    return data
 
 
 class FieldRoaringBitmap32Agg(_UnionAggregator):
