@@ -53,7 +53,7 @@ class _UnionAggregator(FieldAggregator):
                 else:
                     acc = self.union(acc, value)
             merged.append(acc)
-        except (RuntimeError, ValueError) as e:
+        except (RuntimeError, ValueError, IndexError) as e:
             raise DataValidationError(f"Column '{self.column}' ({self.name}): a value is not a valid "
                                       f"serialized {self.what}: {e}") from None
         take = first.copy()
@@ -84,7 +84,7 @@ class FieldHllSketchAgg(_UnionAggregator):
 def _theta(data: bytes):
     try:
         return compact_theta_sketch.deserialize(data)
-    except (RuntimeError, ValueError):
+    except (RuntimeError, ValueError, IndexError):
         return update_theta_sketch.deserialize(data)
 
 
