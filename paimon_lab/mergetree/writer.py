@@ -119,7 +119,8 @@ class MergeTreeWriter:
         merged = owner.merge_fn.merge(kv, layout.key_columns)  # kv is in merge order already
         if merged.num_rows == 0:
             return
-        for meta in layout.write_sorted(owner.store.file_io, merged, owner.core, 0, self._next_data_path):
+        for meta in layout.write_sorted(owner.store.file_io, merged, owner.core, 0, self._next_data_path,
+                                         indexer=owner.store.file_indexer):
             self.new_files.append(meta)
             self.levels.add(meta)
 
@@ -133,7 +134,8 @@ class MergeTreeWriter:
         if kv.num_rows == 0:
             return []
         s = self.owner
-        return self.layout.write_sorted(s.store.file_io, kv, s.core, 0, self._next_changelog_path)
+        return self.layout.write_sorted(s.store.file_io, kv, s.core, 0, self._next_changelog_path,
+                                        indexer=s.store.file_indexer)
 
     # ------------------------------------------------------------------ compaction
     def compact(self, full: bool) -> bool:
