@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 import pyarrow as pa
-from datasketches import compact_theta_sketch, hll_sketch, hll_union, tgt_hll_type, theta_union, update_theta_sketch
+from datasketches import compact_theta_sketch, hll_sketch, hll_union, tgt_hll_type, theta_union
 from pyroaring import BitMap
 
 from paimon_lab.errors import DataValidationError
@@ -82,10 +82,9 @@ class FieldHllSketchAgg(_UnionAggregator):
 
 
 def _theta(data: bytes):
-    try:
-        return compact_theta_sketch.deserialize(data)
-    except (RuntimeError, ValueError, IndexError):
-        return update_theta_sketch.deserialize(data)
+    """A serialized compact theta sketch (what Java's ``CompactSketch.toByteArray`` writes and
+    the union stores); an update sketch's own image is refused as not valid."""
+    return compact_theta_sketch.deserialize(data)
 
 
 class FieldThetaSketchAgg(_UnionAggregator):
