@@ -132,3 +132,19 @@ def test_aggregate_functions_both_ways(jo, oracle, lab, wh, version):
     assert abs(est - 281) / 281 < 0.05  # 510..790: four overlapping ranges of 251 values
     assert sorted(BitMap.deserialize(base64.b64decode(mine[0]["r"]))) == \
         [10, 11, 20, 21, 30, 31, 40, 41, 70001, 70002, 70003, 70004, 1 << 20]
+
+
+def test_rbm64_is_javas_own_format(jo, java, wh):
+    """Java's rbm64 keeps RoaringBitmap's Roaring64Bitmap in its own (ART) serialization, not the
+    portable 64-bit format pyroaring writes: Java cannot read portable bytes, which is why
+    paimon-lab refuses the function rather than store bytes Java cannot merge."""
+    from pyroaring import BitMap64
+
+    portable = BitMap64([1, 2, 1 << 40])
+    portable.run_optimize()
+    jo.create(wh, "db.r", [("k", "INT NOT NULL"), ("r", "BYTES")], primary_keys=["k"],
+              options={"bucket": "1", "merge-engine": "aggregation", "fields.r.aggregate-function": "rbm64"},
+              version=java)
+    data = base64.b64encode(portable.serialize()).decode()
+    with pytest.raises(jo.OracleError, match="roaring bitmap"):
+        jo.write(wh, "db.r", [{"k": 1, "r": data}, {"k": 1, "r": data}], version=java)
