@@ -8,12 +8,11 @@ import pyarrow as pa
 import pytest
 from datasketches import compact_theta_sketch, hll_sketch, update_theta_sketch
 from pyroaring import BitMap
+from test_merge_function import UB, D, I, make_kv, values
 
+from paimon_lab.core.schema import new_schema
 from paimon_lab.errors import DataValidationError, OptionError
 from paimon_lab.mergetree.merge_engine import merge_function_for
-from paimon_lab.core.schema import new_schema
-
-from test_merge_function import D, I, UB, make_kv, values
 
 ROW = pa.struct([("id", pa.int32()), ("v", pa.string())])
 

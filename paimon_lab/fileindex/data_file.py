@@ -3,11 +3,17 @@ inside ``RowDataFileWriter`` and, from Paimon 1.0, ``KeyValueDataFileWriter``)."
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
-from paimon_lab.fileindex import build_file_index, embed_in_manifest, file_index_columns, index_file_name
+from paimon_lab.fileindex import (
+    build_file_index,
+    embed_in_manifest,
+    file_index_columns,
+    index_file_name,
+)
 from paimon_lab.io.file_io import FileIO
 
 __all__ = ["DataFileIndexer", "data_file_indexer"]

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from paimon_lab.errors import OptionError
-from paimon_lab.mergetree.aggregators import (ALIASES, FIELDS_PREFIX, SIMPLE_FUNCTIONS, FieldAggregator, bool_option,
-                                              canonical_function)
-from paimon_lab.mergetree.aggregators_nested import FieldCollectAgg, FieldMergeMapAgg, FieldNestedUpdateAgg
-from paimon_lab.mergetree.aggregators_sketch import FieldHllSketchAgg, FieldRoaringBitmap32Agg, FieldThetaSketchAgg
+from paimon_lab.mergetree.aggregators import (
+    ALIASES,
+    FIELDS_PREFIX,
+    SIMPLE_FUNCTIONS,
+    FieldAggregator,
+    bool_option,
+    canonical_function,
+)
+from paimon_lab.mergetree.aggregators_nested import (
+    FieldCollectAgg,
+    FieldMergeMapAgg,
+    FieldNestedUpdateAgg,
+)
+from paimon_lab.mergetree.aggregators_sketch import (
+    FieldHllSketchAgg,
+    FieldRoaringBitmap32Agg,
+    FieldThetaSketchAgg,
+)
 
 __all__ = ["AGGREGATE_FUNCTIONS", "create_field_aggregator"]
 

@@ -8,14 +8,20 @@ one are folded row by row, as Java's ``agg`` / ``retract`` pair does.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_lab.errors import OptionError
-from paimon_lab.mergetree.aggregators import FIELDS_PREFIX, FieldAggregator, bool_option, split_names
+from paimon_lab.mergetree.aggregators import (
+    FIELDS_PREFIX,
+    FieldAggregator,
+    bool_option,
+    split_names,
+)
 from paimon_lab.mergetree.key_groups import valid_mask
 
 __all__ = ["FieldCollectAgg", "FieldMergeMapAgg", "FieldNestedUpdateAgg"]

@@ -14,14 +14,20 @@ import struct
 
 import numpy as np
 import pyarrow as pa
-from datasketches import compact_theta_sketch, hll_sketch, hll_union, tgt_hll_type, theta_union
+from datasketches import (
+    compact_theta_sketch,
+    hll_sketch,
+    hll_union,
+    tgt_hll_type,
+    theta_union,
+)
 from pyroaring import BitMap
 
 from paimon_lab.errors import DataValidationError
 from paimon_lab.mergetree.aggregators import FieldAggregator
 from paimon_lab.mergetree.key_groups import take_or_null, valid_mask
 
-__all__ = ["FieldHllSketchAgg", "FieldThetaSketchAgg", "FieldRoaringBitmap32Agg"]
+__all__ = ["FieldHllSketchAgg", "FieldRoaringBitmap32Agg", "FieldThetaSketchAgg"]
 
 
 class _UnionAggregator(FieldAggregator):

@@ -102,8 +102,8 @@ def _check_sketches(rows: list[dict]) -> None:
 def test_aggregate_functions_both_ways(jo, oracle, lab, wh, version):
     oracle(version)
     t = lab.create_table("db.t", fields=lab_fields(FIELDS), primary_keys=["k"], options=OPTIONS)
-    ours = lambda: _norm(jo.canonical(lab.get_table("db.t").to_arrow()))  # noqa: E731
-    java = lambda: _norm(jo.read(wh, "db.t", version=version))  # noqa: E731
+    ours = lambda: _norm(jo.canonical(lab.get_table("db.t").to_arrow()))
+    java = lambda: _norm(jo.read(wh, "db.t", version=version))
 
     # 1. paimon-lab writes two commits; Java merges our level-0 files the same
     for step in (1, 2):
