@@ -124,7 +124,8 @@ class Table:
         raise PaimonLabError(f"Could not alter {self.identifier}: the schema kept changing underneath")
 
     # ------------------------------------------------------------------ writing
-    def write(self, data: Any, *, overwrite: bool | dict = False, row_kinds: Sequence[str] | None = None) -> int | None:
+    def write(self, data: Any, *, overwrite: bool | dict = False, row_kinds: Sequence[str] | None = None,
+              watermark: int | None = None) -> int | None:
         """Write data (pyarrow Table/RecordBatch or pandas DataFrame) as exactly one commit.
 
         ``overwrite=True`` replaces the table's contents; a dict such as ``{"dt": "2024-01-01"}``
@@ -134,10 +135,11 @@ class Table:
         visible (None if nothing to write): a write that triggers compaction commits an APPEND and
         then a COMPACT snapshot, and on deletion-vector and first-row tables, whose batch reads skip
         level 0, only the COMPACT one shows the rows. A write that loses a race with another
-        writer's commit (CommitConflictError) is redone on the latest snapshot.
+        writer's commit (CommitConflictError) is redone on the latest snapshot. ``watermark``
+        (epoch millis) is recorded in the snapshot (Paimon keeps the highest one seen).
         """
         self.refresh()
-        return write_rows(self.store, data, overwrite=overwrite, row_kinds=row_kinds)
+        return write_rows(self.store, data, overwrite=overwrite, row_kinds=row_kinds, watermark=watermark)
 
     @contextmanager
     def writer(self, *, overwrite: bool | dict = False) -> Iterator["TableWriter"]:
@@ -279,12 +281,17 @@ class Table:
     def latest_snapshot(self) -> Snapshot | None:
         return self.store.snapshot_manager.latest()
 
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> Tag:
-        """Tag a snapshot (default: the latest) so time travel to it keeps working."""
+    def create_tag(self, name: str, snapshot_id: int | None = None, *,
+                   time_retained_seconds: float | None = None) -> Tag:
+        """Tag a snapshot (default: the latest) so time travel to it keeps working. The tag is
+        deleted by a commit once ``time_retained_seconds`` (default: 'tag.default-time-retained')
+        have passed."""
         snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
         if snap is None:
             raise SnapshotNotExistError(f"Table {self.identifier} has no snapshot to tag")
-        return self.store.tag_manager.create(name, snap)
+        if time_retained_seconds is None and self.schema.core.get("tag.default-time-retained") is not None:
+            time_retained_seconds = self.schema.core.get("tag.default-time-retained") / 1000
+        return self.store.tag_manager.create(name, snap, time_retained_seconds)
 
     def delete_tag(self, name: str) -> None:
         self.store.tag_manager.delete(name)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from paimon_lab.errors import TagError, TagNotExistError
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.core.snapshot import Snapshot
+from paimon_lab.utils.clock import local_now
 
 
 @dataclass
@@ -47,10 +48,15 @@ class TagManager:
     def exists(self, name: str) -> bool:
         return self.io.exists(self.path(name))
 
-    def create(self, name: str, snapshot: Snapshot, time_retained_seconds: float | None = None) -> Tag:
+    def create(self, name: str, snapshot: Snapshot, time_retained_seconds: float | None = None, *,
+               ignore_if_exists: bool = False) -> Tag:
+        """Write ``tag/tag-NAME``: the snapshot plus its creation time (the clock's local time, as
+        Java's ``LocalDateTime.now()``) and how long it is retained."""
         if not name or "/" in name or name.strip() != name or name.isdigit():
             raise TagError(f"Invalid tag name '{name}': it must be non-empty, not numeric and have no '/'")
-        now = dt.datetime.now()
+        if ignore_if_exists and self.exists(name):
+            return self.get(name)
+        now = local_now()
         obj = json.loads(snapshot.to_json())
         obj["tagCreateTime"] = _time_to_json(now)
         if time_retained_seconds is not None:
@@ -75,7 +81,10 @@ class TagManager:
             raise TagNotExistError(name)
         self.io.delete(self.path(name))
 
+    def names(self) -> list[str]:
+        return [n[4:] for n in self.io.list_names(self.dir) if n.startswith("tag-")]
+
     def list(self) -> list[Tag]:
-        names = [n[4:] for n in self.io.list_names(self.dir) if n.startswith("tag-")]
+        names = self.names()
         tags = [self.get(n) for n in names]
         return sorted(tags, key=lambda t: (t.snapshot.id, t.name))
