@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
@@ -9,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 from paimon_lab import system as system_tables
+from paimon_lab.core.options import CoreOptions, validate_options
 from paimon_lab.core.predicate import And, Leaf, Predicate, bind, parse_filter
 from paimon_lab.core.schema import SchemaChange, SchemaManager, TableSchema, apply_changes
 from paimon_lab.core.snapshot import Snapshot, SnapshotManager
@@ -18,7 +20,7 @@ from paimon_lab.io.file_io import FileIO, normalize_path
 from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.operation import branch as branches
 from paimon_lab.operation import changes as changelog
-from paimon_lab.operation import expire, row_dml
+from paimon_lab.operation import expire, partition_expire, row_dml, tag_auto
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.scan import DataSplit, plan_splits
 from paimon_lab.operation.split_read import read_table
@@ -295,6 +297,24 @@ class Table:
 
     def delete_tag(self, name: str) -> None:
         self.store.tag_manager.delete(name)
+
+    def expire_tags(self, older_than: dt.datetime | None = None) -> list[str]:
+        """Delete tags past their time retained (and, given ``older_than``, a naive local time,
+        tags created before it); returns their names."""
+        return tag_auto.expire_tags(self.store, older_than)
+
+    def expire_partitions(self, **options: str) -> list[dict[str, str]]:
+        """Drop the partitions expired now by the table's 'partition.*' options, overridden by
+        ``options`` (e.g. ``**{"partition.expiration-time": "7 d"}``), in an OVERWRITE snapshot;
+        returns them."""
+        self.refresh()
+        core = CoreOptions({**self.options, **validate_options(options)}, bool(self.primary_keys))
+        return partition_expire.PartitionExpire(self.store, core).expire()
+
+    def drop_partitions(self, partitions: Sequence[dict[str, Any]]) -> int | None:
+        """Delete every file of the given partitions in one OVERWRITE snapshot; its id."""
+        self.refresh()
+        return partition_expire.drop_partitions(self.store, list(partitions))
 
     def tags(self) -> list[Tag]:
         return self.store.tags()

@@ -65,6 +65,28 @@ class TagManager:
             raise TagError(f"Tag '{name}' already exists")
         return Tag(name, snapshot, now, time_retained_seconds)
 
+    def replace(self, name: str, snapshot: Snapshot, time_retained_seconds: float | None = None) -> Tag:
+        """Point an existing tag at another snapshot (a new creation time, as Java's replaceTag)."""
+        if not self.exists(name):
+            raise TagNotExistError(name)
+        now = local_now()
+        obj = json.loads(snapshot.to_json())
+        obj["tagCreateTime"] = _time_to_json(now)
+        if time_retained_seconds is not None:
+            obj["tagTimeRetained"] = time_retained_seconds
+        self.io.write_bytes(self.path(name), json.dumps(obj, indent=2).encode())
+        return Tag(name, snapshot, now, time_retained_seconds)
+
+    def rename(self, name: str, new_name: str) -> None:
+        """Give a tag another name (its file is copied, then the old one deleted)."""
+        if not self.exists(name):
+            raise TagNotExistError(name)
+        if not new_name or "/" in new_name or new_name.strip() != new_name or new_name.isdigit():
+            raise TagError(f"Invalid tag name '{new_name}': it must be non-empty, not numeric and have no '/'")
+        if not self.io.try_create(self.path(new_name), self.io.read_bytes(self.path(name))):
+            raise TagError(f"Tag '{new_name}' already exists")
+        self.io.delete(self.path(name))
+
     def get(self, name: str) -> Tag:
         path = self.path(name)
         try:

@@ -3,6 +3,8 @@ named arguments (``table => 'db.t'``)."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
@@ -12,7 +14,9 @@ from paimon_lab.core.options import parse_duration
 from paimon_lab.sql.common import text_table
 from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.lexer import TokenStream
+from paimon_lab.operation import tag_auto
 from paimon_lab.sql.object_table import refresh_object_table
+from paimon_lab.store.consumer import ConsumerManager
 
 if TYPE_CHECKING:
     from paimon_lab.sql.context import SessionContext, Statement
@@ -187,6 +191,143 @@ def _refresh_object_table(c: Call):
     return _result([f"{n} objects"])
 
 
+def _duration_seconds(c: Call, key: str) -> float | None:
+    v = c.args.get(key)
+    if v is None or str(v).strip() == "":
+        return None
+    try:
+        return parse_duration(str(v)) / 1000
+    except ValueError as e:
+        raise c.error(f"'{key}': {e}") from None
+
+
+def _tag_rows(tag: str, snap) -> pa.Table:
+    return pa.table({"tagName": [tag], "snapshot": pa.array([snap.id], pa.int64()),
+                     "commit_time": pa.array([snap.time_millis], pa.int64()), "watermark": [str(snap.watermark)]})
+
+
+def _tag_snapshot(c: Call, table, tag: str, snap) -> pa.Table:
+    """Tag ``snap`` (a snapshot, or a tag's snapshot that has expired)."""
+    retained = _duration_seconds(c, "time_retained")
+    if table.snapshot_manager.exists(snap.id):
+        table.create_tag(tag, snap.id, time_retained_seconds=retained)
+    else:
+        table.tag_manager.create(tag, snap, retained)
+    return _tag_rows(tag, snap)
+
+
+def _create_tag_from_timestamp(c: Call):
+    table = c.table()
+    tag = str(c.need("tag"))
+    c.need("timestamp")
+    return _tag_snapshot(c, table, tag, tag_auto.snapshot_for_timestamp(table.store, c.millis("timestamp")))
+
+
+def _create_tag_from_watermark(c: Call):
+    table = c.table()
+    tag = str(c.need("tag"))
+    return _tag_snapshot(c, table, tag, tag_auto.snapshot_for_watermark(table.store, int(c.need("watermark"))))
+
+
+def _expire_tags(c: Call):
+    table = c.table()
+    older = c.args.get("older_than")
+    when = None
+    if older is not None and str(older).strip():
+        try:
+            when = dt.datetime.fromisoformat(str(older).strip().replace("T", " "))
+        except ValueError:
+            raise c.error(f"'older_than' {older!r} is not a timestamp such as '2024-01-01 12:00:00'") from None
+    expired = table.expire_tags(when)
+    return pa.table({"expired_tags": expired or ["No expired tags."]})
+
+
+def _expire_partitions(c: Call):
+    table = c.table()
+    dynamic: dict[str, str] = {}
+    if c.args.get("options"):
+        for kv in str(c.args["options"]).split(","):
+            if "=" not in kv:
+                raise c.error(f"'options' must be k=v[,k=v], got {kv!r}")
+            k, v = kv.split("=", 1)
+            dynamic[k.strip()] = v.strip()
+    for key, option in (("expire_strategy", "partition.expiration-strategy"),
+                        ("timestamp_formatter", "partition.timestamp-formatter"),
+                        ("timestamp_pattern", "partition.timestamp-pattern"),
+                        ("expiration_time", "partition.expiration-time"),
+                        ("max_expires", "partition.expiration-max-num")):
+        if c.args.get(key) is not None and str(c.args[key]).strip():
+            dynamic[option] = str(c.args[key])
+    expired = table.expire_partitions(**dynamic)
+    c.ctx.last_snapshot_id = table.store.snapshot_manager.latest_id()
+    rows = [", ".join(f"{k}={v}" for k, v in p.items()) for p in expired]
+    return pa.table({"expired_partitions": rows or ["No expired partitions."]})
+
+
+def _rename_tag(c: Call):
+    table = c.table()
+    old, new = str(c.need("tagname")), str(c.need("targettagname"))
+    table.tag_manager.rename(old, new)
+    return _result([f"renamed tag {old} to {new}"])
+
+
+def _replace_tag(c: Call):
+    table = c.table()
+    tag = str(c.need("tag"))
+    sid = _opt_int(c.args.get("snapshot_id"))
+    snap = table.snapshot(sid) if sid is not None else table.latest_snapshot()
+    if snap is None:
+        raise c.error(f"table {table.identifier} has no snapshot to tag")
+    table.tag_manager.replace(tag, snap, _duration_seconds(c, "time_retained"))
+    return _result([f"tag {tag} -> snapshot {snap.id}"])
+
+
+def _rollback_to_watermark(c: Call):
+    table = c.table()
+    watermark = int(c.need("watermark"))
+    found = [s for s in table.snapshots() if s.watermark is not None and s.watermark <= watermark]
+    if not found:
+        raise c.error(f"could not find a snapshot with a watermark at or before {watermark}")
+    snap = table.rollback_to(found[-1].id)
+    return _result([f"Success roll back to snapshot: {snap.id} ."])
+
+
+def _reset_consumer(c: Call):
+    table = c.table()
+    consumer = str(c.need("consumer_id"))
+    nxt = _opt_int(c.args.get("next_snapshot_id"))
+    manager = ConsumerManager(table.store)
+    if nxt is not None:
+        table.snapshot(nxt)  # must exist, as in Java
+        manager.record(consumer, nxt)
+    else:
+        manager.delete(consumer)
+    return _result(["Success"])
+
+
+def _clear_consumers(c: Call):
+    table = c.table()
+    including = str(c.args.get("including_consumers") or "").strip() or ".*"
+    excluding = str(c.args.get("excluding_consumers") or "").strip() or None
+    try:
+        inc, exc = re.compile(including), re.compile(excluding) if excluding else None
+    except re.error as e:
+        raise c.error(f"not a regular expression: {e}") from None
+    manager = ConsumerManager(table.store)
+    for name in manager.list():
+        if inc.fullmatch(name) and not (exc is not None and exc.fullmatch(name)):
+            manager.delete(name)
+    return _result(["Success"])
+
+
+def _trigger_tag_automatic_creation(c: Call):
+    table = c.table()
+    tag_auto.auto_create_tags(table.store)
+    if table.schema.core.get("tag.time-expire-enabled"):
+        tag_auto.expire_tags(table.store)
+    return pa.table({"result": ["Success"]})
+
+
 # name -> (function, positional parameter names)
 PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
     "compact": (_compact, ["table", "partitions", "order_strategy", "order_by", "options", "where",
@@ -201,6 +342,17 @@ PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
     "fast_forward": (_fast_forward, ["table", "branch"]),
     "remove_orphan_files": (_remove_orphan_files, ["table", "older_than", "dry_run", "parallelism", "mode"]),
     "refresh_object_table": (_refresh_object_table, ["table"]),
+    "create_tag_from_timestamp": (_create_tag_from_timestamp, ["table", "tag", "timestamp", "time_retained"]),
+    "create_tag_from_watermark": (_create_tag_from_watermark, ["table", "tag", "watermark", "time_retained"]),
+    "expire_tags": (_expire_tags, ["table", "older_than"]),
+    "expire_partitions": (_expire_partitions, ["table", "expiration_time", "timestamp_formatter", "timestamp_pattern",
+                                               "expire_strategy", "max_expires", "options"]),
+    "rename_tag": (_rename_tag, ["table", "tagname", "targettagname"]),
+    "replace_tag": (_replace_tag, ["table", "tag", "snapshot_id", "time_retained"]),
+    "rollback_to_watermark": (_rollback_to_watermark, ["table", "watermark"]),
+    "reset_consumer": (_reset_consumer, ["table", "consumer_id", "next_snapshot_id"]),
+    "clear_consumers": (_clear_consumers, ["table", "including_consumers", "excluding_consumers"]),
+    "trigger_tag_automatic_creation": (_trigger_tag_automatic_creation, ["table"]),
 }
 
 
