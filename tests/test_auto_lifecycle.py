@@ -9,6 +9,7 @@ import json
 import pyarrow as pa
 import pytest
 
+from paimon_lab.core.manifest import DELETE
 from paimon_lab.errors import OptionError
 from paimon_lab.utils.clock import use_clock
 
@@ -183,3 +184,76 @@ def test_partition_expiration_respects_check_interval(lab):
     with use_clock(at(2.5)):
         t.write(_part_rows(["2024-01-02"]))             # within the hour since the last check
     assert sorted(t.to_arrow()["dt"].to_pylist()) == ["2024-01-02", "2024-01-10"]
+
+
+# ---------------------------------------------------------------- long-lived changelog
+
+def _bucket_files(t, prefix: str) -> set[str]:
+    import os
+    out = set()
+    for root, _, files in os.walk(t.path):
+        out.update(f for f in files if f.startswith(prefix) and "bucket-" in root)
+    return out
+
+
+@pytest.mark.parametrize("producer", ["input", "none"])
+def test_long_lived_changelog_survives_snapshot_expiry(lab, producer):
+    t = lab.create_table("db.c", SCHEMA, primary_keys=["k"], options={
+        "bucket": "1", "changelog-producer": producer, "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "2", "changelog.num-retained.max": "4",
+        "num-sorted-run.compaction-trigger": "2"})
+    written = {}   # APPEND snapshot id -> keys
+    for i in range(5):
+        written[t.write(rows(i * 10, i * 10 + 3))] = list(range(i * 10, i * 10 + 3))
+
+    def expected(after: int) -> list[int]:
+        return sorted(k for sid, keys in written.items() if sid > after for k in keys)
+
+    snaps = [s.id for s in t.snapshots()]
+    latest = snaps[-1]
+    assert len(snaps) == 2
+    cm = t.store.changelog_manager
+    kept = cm.list_ids()
+    assert kept == list(range(latest - 4 + 1, snaps[0]))       # changelog.num-retained.max = 4
+    assert int(t.file_io.read_text(cm.dir + "/LATEST").strip()) == kept[-1]
+    assert any(written.get(c) for c in kept)                   # an expired APPEND snapshot lives on
+    # every change since the oldest changelog is still readable, from changelog files or delta files
+    start = kept[0] - 1
+    assert sorted(t.changes(start, latest)["k"].to_pylist()) == expected(start)
+    assert t.to_arrow().num_rows == 15
+    if producer == "input":
+        assert _bucket_files(t, "changelog-")
+    # remove_orphan_files keeps what changelogs read
+    assert t.remove_orphan_files(older_than_millis=2**62) == []
+    assert sorted(t.changes(start, latest)["k"].to_pylist()) == expected(start)
+    # more commits: changelogs beyond changelog.num-retained.max expire, with their files
+    for i in range(5, 12):
+        written[t.write(rows(i * 10, i * 10 + 3))] = list(range(i * 10, i * 10 + 3))
+    latest = t.latest_snapshot().id
+    ids = cm.list_ids()
+    assert ids == list(range(latest - 4 + 1, t.snapshots()[0].id))
+    assert int(t.file_io.read_text(cm.dir + "/EARLIEST").strip()) == ids[0]
+    assert sorted(t.changes(ids[0] - 1, latest)["k"].to_pylist()) == expected(ids[0] - 1)
+    assert t.to_arrow().num_rows == 36
+    # nothing left behind but (no producer) files compacted away in a retained changelog's commit,
+    # which go when that changelog does, as in Java
+    mio = t.store.manifest_io
+    pending = {e.file.file_name for c in cm.changelogs() for m in mio.read_manifest_list(c.delta_manifest_list)
+               for e in mio.read_manifest(m.file_name) if e.kind == DELETE}
+    orphans = {p.rsplit("/", 1)[-1] for p in t.remove_orphan_files(older_than_millis=2**62, dry_run=True)}
+    assert orphans <= (pending if producer == "none" else set())
+    if producer == "input":   # the expired changelogs' files went with them
+        live = {f for c in cm.changelogs() + t.snapshots() if c.changelog_manifest_list
+                for m in t.store.manifest_io.read_manifest_list(c.changelog_manifest_list)
+                for f in (e.file.file_name for e in t.store.manifest_io.read_manifest(m.file_name))}
+        assert _bucket_files(t, "changelog-") == live
+
+
+def test_not_decoupled_deletes_changelog_files(lab):
+    t = lab.create_table("db.c", SCHEMA, primary_keys=["k"], options={
+        "bucket": "1", "changelog-producer": "input", "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "1"})
+    for i in range(3):
+        t.write(rows(i * 10, i * 10 + 3))
+    assert t.store.changelog_manager.list_ids() == []
+    assert len(_bucket_files(t, "changelog-")) == 1
