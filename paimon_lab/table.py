@@ -326,6 +326,16 @@ class Table:
         return expire.expire_snapshots(self.store, retain_max=retain_max, retain_min=retain_min,
                                        older_than_millis=older_than_millis, max_deletes=max_deletes)
 
+    def expire_changelogs(self, *, retain_max: int | None = None, retain_min: int | None = None,
+                          older_than_millis: int | None = None, max_deletes: int | None = None,
+                          delete_all: bool = False) -> int:
+        """Expire long-lived changelogs (defaults from 'changelog.num-retained.*' and
+        'changelog.time-retained'), or all of them; returns how many went."""
+        if delete_all:
+            return expire.expire_all_changelogs(self.store)
+        return expire.expire_changelogs(self.store, retain_max=retain_max, retain_min=retain_min,
+                                        older_than_millis=older_than_millis, max_deletes=max_deletes)
+
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> Snapshot:
         """Roll the table back to a snapshot or tag; later snapshots and their files are deleted."""
         return expire.rollback_to(self.store, snapshot_id, tag)

@@ -118,3 +118,26 @@ def test_show_procedures_lists_the_new_ones(s):
               "rename_tag", "replace_tag", "rollback_to_watermark", "reset_consumer", "clear_consumers",
               "trigger_tag_automatic_creation"):
         assert f"sys.{p}" in names
+
+
+def test_expire_changelogs_procedure(s, tmp_path):
+    s.run("CREATE TABLE c (k BIGINT PRIMARY KEY NOT ENFORCED, v STRING) WITH ('bucket' = '1', "
+          "'changelog-producer' = 'input', 'snapshot.num-retained.min' = '1', 'snapshot.num-retained.max' = '1', "
+          "'changelog.num-retained.max' = '10')")
+    for i in range(6):
+        s.run(f"INSERT INTO c VALUES ({i}, 'v{i}')")
+    t = Catalog(f"{tmp_path}/wh").get_table("default.c")
+    cm = t.store.changelog_manager
+    latest = t.latest_snapshot().id
+    assert [sn.id for sn in t.snapshots()] == [latest]
+    assert cm.list_ids() == list(range(1, latest))
+    # retain_max 3 counts from the latest snapshot: changelogs latest-2 .. latest-1 stay
+    out = s.execute("CALL sys.expire_changelogs(`table` => 'default.c', retain_max => 3)")
+    assert col(out, "result") == [str(latest - 3)]
+    assert cm.list_ids() == [latest - 2, latest - 1]
+    assert t.changes(latest - 3, latest).num_rows == sum(t.snapshot_changes(t.store.snapshot_or_changelog(i)).num_rows
+                                                        for i in range(latest - 2, latest + 1))
+    out = s.execute("CALL sys.expire_changelogs('default.c', NULL, NULL, NULL, NULL, true)")
+    assert col(out, "result") == ["Delete all separated changelogs success."]
+    assert cm.list_ids() == [] and not t.file_io.exists(cm.dir + "/LATEST")
+    assert t.remove_orphan_files(older_than_millis=2**62, dry_run=True) == []

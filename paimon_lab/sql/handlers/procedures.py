@@ -141,6 +141,18 @@ def _expire_snapshots(c: Call):
     return _result([len(expired)])
 
 
+def _expire_changelogs(c: Call):
+    table = c.table()
+    if _bool(c.args.get("delete_all", False)):
+        table.expire_changelogs(delete_all=True)
+        return _result(["Delete all separated changelogs success."])
+    n = table.expire_changelogs(retain_max=_opt_int(c.args.get("retain_max")),
+                                retain_min=_opt_int(c.args.get("retain_min")),
+                                older_than_millis=c.millis("older_than"),
+                                max_deletes=_opt_int(c.args.get("max_deletes")))
+    return _result([n])
+
+
 def _create_branch(c: Call):
     table = c.table()
     branch = str(c.need("branch"))
@@ -345,6 +357,8 @@ PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
     "create_tag_from_timestamp": (_create_tag_from_timestamp, ["table", "tag", "timestamp", "time_retained"]),
     "create_tag_from_watermark": (_create_tag_from_watermark, ["table", "tag", "watermark", "time_retained"]),
     "expire_tags": (_expire_tags, ["table", "older_than"]),
+    "expire_changelogs": (_expire_changelogs, ["table", "retain_max", "retain_min", "older_than", "max_deletes",
+                                               "delete_all"]),
     "expire_partitions": (_expire_partitions, ["table", "expiration_time", "timestamp_formatter", "timestamp_pattern",
                                                "expire_strategy", "max_expires", "options"]),
     "rename_tag": (_rename_tag, ["table", "tagname", "targettagname"]),
