@@ -258,3 +258,30 @@ def test_not_decoupled_deletes_changelog_files(lab):
         t.write(rows(i * 10, i * 10 + 3))
     assert t.store.changelog_manager.list_ids() == []
     assert len(_bucket_files(t, "changelog-")) == 1
+
+
+# ---------------------------------------------------------------- fast-forward
+
+def test_fast_forward_drops_mains_newer_schemas_and_tags(lab):
+    from paimon_lab import SchemaChange
+
+    t = lab.create_table("db.f", SCHEMA, options={"bucket": "-1"})
+    t.write(rows(0, 2))
+    t.create_tag("base")
+    b = t.create_branch("dev", tag="base")
+    b.write(rows(10, 12))
+    # main moves on: a new schema, a commit and a tag the branch never saw
+    t.alter(SchemaChange.add_column("extra", pa.int32()))
+    t.write(pa.table({"k": [5], "v": ["x"], "extra": pa.array([1], pa.int32())}))
+    t.create_tag("main-only")
+    assert t.store.schema_manager.list_ids() == [0, 1]
+    t.fast_forward("dev")
+    assert t.store.schema_manager.list_ids() == [0]
+    assert t.schema.field_names == ["k", "v"]
+    assert sorted(g.name for g in t.tags()) == ["base"]
+    assert sorted(t.to_arrow()["k"].to_pylist()) == [0, 1, 10, 11]
+    fresh = lab.get_table("db.f")
+    assert fresh.schema.field_names == ["k", "v"]
+    assert fresh.latest_snapshot().id == b.latest_snapshot().id
+    fresh.write(rows(20, 21))              # main continues from the branch's state
+    assert sorted(fresh.to_arrow()["k"].to_pylist()) == [0, 1, 10, 11, 20]

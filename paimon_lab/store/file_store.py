@@ -110,6 +110,12 @@ class FileStore:
             self.set_schema(latest)
         return self
 
+    def reload(self) -> "FileStore":
+        """Forget cached schemas (their files were replaced, as by a fast-forward); read the latest."""
+        self._schemas.clear()
+        self.set_schema(self.schema_manager.latest())
+        return self
+
     def schema_for(self, schema_id: int) -> TableSchema:
         got = self._schemas.get(schema_id)
         if got is None:
