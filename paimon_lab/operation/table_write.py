@@ -13,6 +13,7 @@ import uuid
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
+from paimon_lab.core.schema import check_bucket_mode
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind
 from paimon_lab.errors import CommitConflictError, PaimonLabError, SchemaError
 from paimon_lab.operation.append_write import AppendWriter
@@ -30,6 +31,7 @@ def new_store_write(store: "FileStore", commit_user: str, ignore_previous_files:
                     file_uuid: str | None = None) -> "AppendWriter | KeyValueFileStoreWrite":
     """The writer of a table kind; an overwrite ignores the files it is about to replace.
     ``file_uuid``: the uuid part of every file name it writes (default: a fresh one)."""
+    check_bucket_mode(store.schema)
     if store.schema.primary_keys:
         return KeyValueFileStoreWrite(store, commit_user, ignore_previous_files, file_uuid=file_uuid)
     return AppendWriter(store, commit_user, ignore_previous_files, file_uuid=file_uuid)
