@@ -296,7 +296,8 @@ class Table:
         return self.store.tag_manager.create(name, snap, time_retained_seconds)
 
     def delete_tag(self, name: str) -> None:
-        self.store.tag_manager.delete(name)
+        """Delete a tag and, if its snapshot has expired, the files only it kept."""
+        expire.delete_tag(self.store, name)
 
     def expire_tags(self, older_than: dt.datetime | None = None) -> list[str]:
         """Delete tags past their time retained (and, given ``older_than``, a naive local time,

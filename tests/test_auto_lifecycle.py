@@ -308,3 +308,20 @@ def test_postpone_bucket_is_refused(lab):
         again.to_arrow()
     with pytest.raises(OptionError, match="postpone"):
         again.write(rows(5, 6))
+
+
+def test_deleting_a_tag_deletes_the_files_only_it_kept(lab):
+    t = lab.create_table("db.d", SCHEMA, options={"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1"})
+    t.write(rows(0, 3))
+    t.create_tag("old")
+    t.create_tag("old2")
+    t.write(rows(10, 13), overwrite=True)
+    assert [s.id for s in t.snapshots()] == [2]
+    before = _bucket_files(t, "data-")
+    assert len(before) == 2
+    t.delete_tag("old")                       # 'old2' still holds the first file
+    assert _bucket_files(t, "data-") == before
+    t.delete_tag("old2")
+    assert len(_bucket_files(t, "data-")) == 1
+    assert sorted(t.to_arrow()["k"].to_pylist()) == [10, 11, 12]
+    assert t.remove_orphan_files(older_than_millis=2**62, dry_run=True) == []

@@ -404,6 +404,37 @@ def _remove_empty_parents(store: "FileStore", directory: str) -> None:
         directory = directory.rsplit("/", 1)[0]
 
 
+def delete_tag(store: "FileStore", name: str) -> None:
+    """Delete a tag, and, when its snapshot has expired, the files only the tag kept (as Java's
+    TagDeletion): everything not used by the remaining snapshots, tags, branches and changelogs."""
+    t, sm = store, store.snapshot_manager
+    tag = t.tag_manager.get(name)
+    t.tag_manager.delete(name)
+    snap = tag.snapshot
+    if sm.exists(snap.id):
+        return
+    keep = _protected(t)
+    earliest = sm.earliest_id()
+    for sid in sm.list_ids():
+        try:   # files live in any later snapshot are live in the earliest one; manifests of all
+            keep.add_snapshot(sm.snapshot(sid), data=sid == earliest)
+        except SnapshotNotExistError:
+            continue
+    for changelog in t.changelog_manager.changelogs():
+        keep.add_changelog(changelog)
+    mine = FileReferences(t)
+    try:
+        mine.add_snapshot(snap, changelog=False)
+    except (PaimonLabError, OSError):
+        return   # its manifests are gone already: what is left is for remove_orphan_files
+    doomed = [join(t.bucket_path(part, bucket), n) for (part, bucket, n) in mine.data_files
+              if (part, bucket, n) not in keep.data_files]
+    doomed += [join(t.path, "index", n) for n in mine.index_files if n not in keep.index_files]
+    doomed += [join(t.path, "statistics", n) for n in mine.statistics if n not in keep.statistics]
+    doomed += [t.manifest_io.path(n) for n in mine.manifest_files if n not in keep.manifest_files]
+    t.file_io.delete_quietly(doomed)
+
+
 def rollback_to(store: "FileStore", snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
     """Make a snapshot (or a tag's snapshot) the latest again: newer snapshots, the files only they
     added, and tags on them are deleted. A tag whose snapshot expired is restored from the tag.

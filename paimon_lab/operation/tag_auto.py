@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from paimon_lab.core.options import zone_of
 from paimon_lab.core.snapshot import WATERMARK_MIN, Snapshot
 from paimon_lab.errors import OptionError, SnapshotNotExistError
+from paimon_lab.operation.expire import delete_tag
 from paimon_lab.utils.clock import local_now
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ def _trim_auto_tags(store: "FileStore", handler: TagPeriodHandler) -> None:
         return
     tags = [t for t in store.tag_manager.list() if handler.tag_to_time(t.name) is not None]
     for tag in tags[:max(0, len(tags) - keep)]:
-        store.tag_manager.delete(tag.name)
+        delete_tag(store, tag.name)
 
 
 def create_batch_tag(store: "FileStore") -> str | None:
@@ -166,14 +167,14 @@ def create_batch_tag(store: "FileStore") -> str | None:
     name = core.get("tag.batch.customized-name") or \
         "batch-write-" + _local_time(snap.time_millis, process_zone(core)).strftime("%Y-%m-%d")
     if store.tag_manager.exists(name):
-        store.tag_manager.delete(name)
+        delete_tag(store, name)
     store.tag_manager.create(name, snap, _retained_seconds(core))
     keep = core.get("tag.num-retained-max")
     if keep is not None:
         tags = sorted(store.tag_manager.list(),
                       key=lambda t: (t.snapshot.id, t.create_time or dt.datetime.min, t.name))
         for tag in tags[:max(0, len(tags) - keep)]:
-            store.tag_manager.delete(tag.name)
+            delete_tag(store, tag.name)
     return name
 
 
@@ -198,7 +199,7 @@ def expire_tags(store: "FileStore", older_than: dt.datetime | None = None) -> li
                 continue
         reached = retained is not None and now > created + dt.timedelta(seconds=retained)
         if reached or (older_than is not None and older_than > created):
-            tm.delete(tag.name)
+            delete_tag(store, tag.name)
             expired.append(tag.name)
     return expired
 
