@@ -1,7 +1,8 @@
 """Tags: named, never-expiring snapshots stored as ``tag/tag-NAME``.
 
 A tag file holds the tagged snapshot's JSON plus ``tagCreateTime`` (a LocalDateTime written as
-``[year, month, day, hour, minute, second, nano]``) and optionally ``tagTimeRetained`` (seconds).
+``[year, month, day, hour, minute(, second(, nano))]``) and optionally ``tagTimeRetained`` (a
+Duration in seconds with nine decimals), as Java's Jackson writes them.
 """
 
 from __future__ import annotations
@@ -25,7 +26,28 @@ class Tag:
 
 
 def _time_to_json(t: dt.datetime) -> list[int]:
-    return [t.year, t.month, t.day, t.hour, t.minute, t.second, t.microsecond * 1000]
+    """Jackson's LocalDateTime array: seconds only when not zero, nanos only when not zero."""
+    out = [t.year, t.month, t.day, t.hour, t.minute]
+    if t.second or t.microsecond:
+        out.append(t.second)
+    if t.microsecond:
+        out.append(t.microsecond * 1000)
+    return out
+
+
+def _tag_json(snapshot: Snapshot, created: dt.datetime, retained_seconds: float | None) -> bytes:
+    """The tag file: the snapshot's JSON, ``tagCreateTime`` and ``tagTimeRetained`` (a Duration
+    as Jackson writes it: seconds with nine decimals)."""
+    obj = json.loads(snapshot.to_json())
+    obj["tagCreateTime"] = _time_to_json(created)
+    marker = "\u0000retained\u0000"
+    if retained_seconds is not None:
+        obj["tagTimeRetained"] = marker
+    text = json.dumps(obj, indent=2)
+    if retained_seconds is not None:
+        nanos = round(retained_seconds * 1_000_000_000)
+        text = text.replace(json.dumps(marker), f"{nanos // 1_000_000_000}.{nanos % 1_000_000_000:09d}")
+    return text.encode()
 
 
 def _time_from_json(v) -> dt.datetime | None:
@@ -57,11 +79,7 @@ class TagManager:
         if ignore_if_exists and self.exists(name):
             return self.get(name)
         now = local_now()
-        obj = json.loads(snapshot.to_json())
-        obj["tagCreateTime"] = _time_to_json(now)
-        if time_retained_seconds is not None:
-            obj["tagTimeRetained"] = time_retained_seconds
-        if not self.io.try_create(self.path(name), json.dumps(obj, indent=2).encode()):
+        if not self.io.try_create(self.path(name), _tag_json(snapshot, now, time_retained_seconds)):
             raise TagError(f"Tag '{name}' already exists")
         return Tag(name, snapshot, now, time_retained_seconds)
 
@@ -70,11 +88,7 @@ class TagManager:
         if not self.exists(name):
             raise TagNotExistError(name)
         now = local_now()
-        obj = json.loads(snapshot.to_json())
-        obj["tagCreateTime"] = _time_to_json(now)
-        if time_retained_seconds is not None:
-            obj["tagTimeRetained"] = time_retained_seconds
-        self.io.write_bytes(self.path(name), json.dumps(obj, indent=2).encode())
+        self.io.write_bytes(self.path(name), _tag_json(snapshot, now, time_retained_seconds))
         return Tag(name, snapshot, now, time_retained_seconds)
 
     def rename(self, name: str, new_name: str) -> None:
@@ -96,6 +110,7 @@ class TagManager:
         obj = json.loads(text) if text.strip() else {}
         created = _time_from_json(obj.pop("tagCreateTime", None))
         retained = obj.pop("tagTimeRetained", None)
+        retained = float(retained) if isinstance(retained, (int, float)) else None
         return Tag(name, Snapshot.from_json(json.dumps(obj), path), created, retained)
 
     def delete(self, name: str) -> None:
