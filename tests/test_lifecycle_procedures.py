@@ -141,3 +141,16 @@ def test_expire_changelogs_procedure(s, tmp_path):
     assert col(out, "result") == ["Delete all separated changelogs success."]
     assert cm.list_ids() == [] and not t.file_io.exists(cm.dir + "/LATEST")
     assert t.remove_orphan_files(older_than_millis=2**62, dry_run=True) == []
+
+
+def test_drop_partition_procedure(s, tmp_path):
+    s.run("CREATE TABLE p (k BIGINT, dt STRING, hr INT) PARTITIONED BY (dt, hr)")
+    s.run("INSERT INTO p VALUES (1, 'a', 1), (2, 'a', 2), (3, 'b', 1), (4, 'c', NULL)")
+    s.run("CALL sys.drop_partition('default.p', 'dt=a,hr=1', 'dt=b', 'dt=c,hr=__DEFAULT_PARTITION__')")
+    t = Catalog(f"{tmp_path}/wh").get_table("default.p")
+    assert t.to_arrow()["k"].to_pylist() == [2]
+    assert t.latest_snapshot().commit_kind == "OVERWRITE"
+    with pytest.raises(SqlError, match="partition key"):
+        s.run("CALL sys.drop_partition('default.p', 'k=1')")
+    with pytest.raises(SqlError, match="give the partitions"):
+        s.run("CALL sys.drop_partition('default.p')")

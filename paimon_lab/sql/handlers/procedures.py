@@ -332,6 +332,26 @@ def _clear_consumers(c: Call):
     return _result(["Success"])
 
 
+def _drop_partition(c: Call):
+    table = c.table()
+    specs = [p for p in c.args.get("*partitions", []) if p is not None and str(p).strip()]
+    if not specs:
+        raise c.error("give the partitions to drop, as 'k=v[,k=v]' arguments")
+    parts = []
+    for spec in specs:
+        part = {}
+        for kv in str(spec).split(","):
+            if "=" not in kv:
+                raise c.error(f"partition spec '{spec}' must be k=v[,k=v]")
+            k, v = kv.split("=", 1)
+            if k.strip() not in table.partition_keys:
+                raise c.error(f"'{k.strip()}' is not a partition key of {table.identifier}; they are {table.partition_keys}")
+            part[k.strip()] = v.strip()
+        parts.append(part)
+    c.ctx.last_snapshot_id = table.drop_partitions(parts)
+    return _result(["Success"])
+
+
 def _trigger_tag_automatic_creation(c: Call):
     table = c.table()
     tag_auto.auto_create_tags(table.store)
@@ -340,7 +360,7 @@ def _trigger_tag_automatic_creation(c: Call):
     return pa.table({"result": ["Success"]})
 
 
-# name -> (function, positional parameter names)
+# name -> (function, positional parameter names; a last '*name' takes every remaining argument)
 PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
     "compact": (_compact, ["table", "partitions", "order_strategy", "order_by", "options", "where",
                            "partition_idle_time", "compact_strategy"]),
@@ -367,6 +387,7 @@ PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
     "reset_consumer": (_reset_consumer, ["table", "consumer_id", "next_snapshot_id"]),
     "clear_consumers": (_clear_consumers, ["table", "including_consumers", "excluding_consumers"]),
     "trigger_tag_automatic_creation": (_trigger_tag_automatic_creation, ["table"]),
+    "drop_partition": (_drop_partition, ["table", "*partitions"]),
 }
 
 
@@ -395,12 +416,16 @@ def call(ctx: SessionContext, st: Statement) -> pa.Table:
                     raise ts.error(f"sys.{name} has no argument '{key}'; arguments are {params}", t)
                 args[key] = _value(ts)
             else:
-                if position >= len(params):
+                rest = params[-1] if params[-1].startswith("*") and position >= len(params) - 1 else None
+                if position >= len(params) and rest is None:
                     raise ts.error(f"sys.{name} takes at most {len(params)} arguments", t)
                 vt = ts.peek()
                 value = _value(ts)
-                key = params[position]
-                args[key] = value
+                key = rest or params[position]
+                if rest is not None:   # a trailing variable-length argument list
+                    args.setdefault(rest, []).append(value)
+                else:
+                    args[key] = value
                 if key == "tag" and vt is not None and vt.kind == "number":
                     args["_tag_positional_number"] = True
                 position += 1
