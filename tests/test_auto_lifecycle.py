@@ -224,6 +224,9 @@ def test_long_lived_changelog_survives_snapshot_expiry(lab, producer):
     start = kept[0] - 1
     assert sorted(t.changes(start, latest)["k"].to_pylist()) == expected(start)
     assert t.to_arrow().num_rows == 15
+    streamed = [k for b in t.stream(mode="from-snapshot", snapshot_id=kept[0], timeout=0)
+                for k in b.rows["k"].to_pylist()]
+    assert sorted(streamed) == expected(start)              # a stream starts inside the changelogs
     if producer == "input":
         assert _bucket_files(t, "changelog-")
     # remove_orphan_files keeps what changelogs read
