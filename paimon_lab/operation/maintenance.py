@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
 
 
-def after_commit(store: "FileStore", identifier: int = BATCH_COMMIT_IDENTIFIER) -> None:
+def after_commit(store: FileStore, identifier: int = BATCH_COMMIT_IDENTIFIER) -> None:
     core = store.schema.core
     if core.get("write-only"):
         return

@@ -95,7 +95,7 @@ def parse_partition_time(text: str, formatter: str | None) -> dt.datetime | None
 class PartitionExpire:
     """Finds and drops the expired partitions of one table."""
 
-    def __init__(self, store: "FileStore", core: "CoreOptions | None" = None):
+    def __init__(self, store: FileStore, core: CoreOptions | None = None):
         self.store = store
         self.core = core or store.schema.core
         self.expiration = self.core.get("partition.expiration-time")
@@ -152,7 +152,7 @@ class PartitionExpire:
         return expired
 
 
-def drop_partitions(store: "FileStore", partitions: list[dict[str, Any]], identifier: int = BATCH_COMMIT_IDENTIFIER) -> int | None:
+def drop_partitions(store: FileStore, partitions: list[dict[str, Any]], identifier: int = BATCH_COMMIT_IDENTIFIER) -> int | None:
     """Commit an OVERWRITE snapshot that deletes every file of the given partitions (values as
     Python values or text; None or the default partition name for null)."""
     default = store.partition_codec.default_name
@@ -163,7 +163,7 @@ def drop_partitions(store: "FileStore", partitions: list[dict[str, Any]], identi
     return first
 
 
-def expire_on_commit(store: "FileStore", identifier: int = BATCH_COMMIT_IDENTIFIER) -> list[dict[str, str]] | None:
+def expire_on_commit(store: FileStore, identifier: int = BATCH_COMMIT_IDENTIFIER) -> list[dict[str, str]] | None:
     """Run partition expiration if it is configured and due for this process (see the module doc)."""
     core = store.schema.core
     if core.get("partition.expiration-time") is None or not store.partition_keys:

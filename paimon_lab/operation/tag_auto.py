@@ -46,7 +46,7 @@ class TagPeriodHandler:
         self.daily = daily
 
     @staticmethod
-    def of(core: "CoreOptions") -> "TagPeriodHandler":
+    def of(core: CoreOptions) -> TagPeriodHandler:
         custom = core.get("tag.creation-period-duration")
         if custom is not None:
             return TagPeriodHandler(dt.timedelta(milliseconds=custom), "minute")
@@ -86,12 +86,12 @@ def _local_time(millis: int, zone: dt.tzinfo | None) -> dt.datetime:
     return dt.datetime.fromtimestamp(millis / 1000, zone).replace(tzinfo=None)
 
 
-def process_zone(core: "CoreOptions") -> dt.tzinfo | None:
+def process_zone(core: CoreOptions) -> dt.tzinfo | None:
     name = core.get("sink.process-time-zone")
     return zone_of(name) if name else None
 
 
-def snapshot_time(core: "CoreOptions", snap: Snapshot) -> dt.datetime | None:
+def snapshot_time(core: CoreOptions, snap: Snapshot) -> dt.datetime | None:
     """The time auto tag creation reads from a snapshot (None: a watermark-less snapshot)."""
     if core.get("tag.automatic-creation") == "watermark":
         if snap.watermark is None or snap.watermark == WATERMARK_MIN:
@@ -100,12 +100,12 @@ def snapshot_time(core: "CoreOptions", snap: Snapshot) -> dt.datetime | None:
     return _local_time(snap.time_millis, process_zone(core))
 
 
-def _retained_seconds(core: "CoreOptions") -> float | None:
+def _retained_seconds(core: CoreOptions) -> float | None:
     ms = core.get("tag.default-time-retained")
     return None if ms is None else ms / 1000
 
 
-def auto_create_tags(store: "FileStore") -> list[str]:
+def auto_create_tags(store: FileStore) -> list[str]:
     """Tag the snapshots since the newest auto tag whose time closes a period; returns the new names."""
     core = store.schema.core
     if core.get("tag.automatic-creation") not in ("process-time", "watermark"):
@@ -147,7 +147,7 @@ def auto_create_tags(store: "FileStore") -> list[str]:
     return created
 
 
-def _trim_auto_tags(store: "FileStore", handler: TagPeriodHandler) -> None:
+def _trim_auto_tags(store: FileStore, handler: TagPeriodHandler) -> None:
     """Delete the oldest auto tags beyond 'tag.num-retained-max'."""
     keep = store.schema.core.get("tag.num-retained-max")
     if keep is None:
@@ -157,7 +157,7 @@ def _trim_auto_tags(store: "FileStore", handler: TagPeriodHandler) -> None:
         delete_tag(store, tag.name)
 
 
-def create_batch_tag(store: "FileStore") -> str | None:
+def create_batch_tag(store: FileStore) -> str | None:
     """'tag.automatic-creation' = batch: (re)tag the latest snapshot after a batch write, then
     keep at most 'tag.num-retained-max' tags (of any kind, oldest snapshot first)."""
     core = store.schema.core
@@ -178,7 +178,7 @@ def create_batch_tag(store: "FileStore") -> str | None:
     return name
 
 
-def expire_tags(store: "FileStore", older_than: dt.datetime | None = None) -> list[str]:
+def expire_tags(store: FileStore, older_than: dt.datetime | None = None) -> list[str]:
     """Delete tags whose time retained has passed (and, with ``older_than``, those created before
     it; a tag without a creation time counts from its file's modification time). Returns their names."""
     tm = store.tag_manager
@@ -204,17 +204,17 @@ def expire_tags(store: "FileStore", older_than: dt.datetime | None = None) -> li
     return expired
 
 
-def snapshot_for_timestamp(store: "FileStore", millis: int) -> Snapshot:
+def snapshot_for_timestamp(store: FileStore, millis: int) -> Snapshot:
     """The earliest snapshot (or tagged snapshot, if earlier) committed at or after ``millis``."""
     return _first_after(store, millis, lambda s: s.time_millis, "commit-time")
 
 
-def snapshot_for_watermark(store: "FileStore", watermark: int) -> Snapshot:
+def snapshot_for_watermark(store: FileStore, watermark: int) -> Snapshot:
     """The earliest snapshot (or tagged snapshot) whose watermark is at or after ``watermark``."""
     return _first_after(store, watermark, lambda s: s.watermark, "watermark")
 
 
-def _first_after(store: "FileStore", value: int, key, what: str) -> Snapshot:
+def _first_after(store: FileStore, value: int, key, what: str) -> Snapshot:
     found = None
     for snap in store.snapshot_manager.snapshots():
         v = key(snap)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 _clock: Callable[[], int] | None = None
 
@@ -24,7 +24,7 @@ def local_now() -> dt.datetime:
 
 
 @contextlib.contextmanager
-def use_clock(source: "Callable[[], int] | int") -> Iterator[None]:
+def use_clock(source: Callable[[], int] | int) -> Iterator[None]:
     """Read the time from ``source`` (a callable returning epoch millis, or a fixed value) inside
     the block."""
     global _clock
