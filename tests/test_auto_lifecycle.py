@@ -331,3 +331,13 @@ def test_deleting_a_tag_deletes_the_files_only_it_kept(lab):
     assert len(_bucket_files(t, "data-")) == 1
     assert sorted(t.to_arrow()["k"].to_pylist()) == [10, 11, 12]
     assert t.remove_orphan_files(older_than_millis=2**62, dry_run=True) == []
+
+
+def test_row_dml_commits_run_the_lifecycle_too(lab):
+    t = lab.create_table("db.a", SCHEMA, options={"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1",
+                                                  "tag.automatic-creation": "batch"})
+    t.write(rows(0, 5))
+    t.delete("k < 2")
+    assert [s.commit_kind for s in t.snapshots()] == ["OVERWRITE"]
+    assert [g.snapshot.id for g in t.tags()] == [2]
+    assert sorted(t.to_arrow()["k"].to_pylist()) == [2, 3, 4]
