@@ -123,6 +123,10 @@ def auto_create_tags(store: FileStore) -> list[str]:
         next_snapshot, next_tag = sm.earliest_id() or 1, None
     completion = core.get("tag.automatic-completion")
     latest = sm.latest_id()
+    if next_tag is not None and latest is not None and latest >= next_snapshot:
+        newest = snapshot_time(core, sm.snapshot(latest))
+        if newest is not None and newest - delay < next_tag + handler.period:
+            return []   # commit times and watermarks only grow: nothing since the last tag closes a period
     created = []
     while latest is not None and next_snapshot <= latest:
         try:
