@@ -21,6 +21,7 @@ from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.operation import branch as branches
 from paimon_lab.operation import changes as changelog
 from paimon_lab.operation import expire, partition_expire, row_dml, tag_auto
+from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.scan import DataSplit, plan_splits
 from paimon_lab.operation.split_read import read_table
@@ -326,6 +327,11 @@ class Table:
         and delete the files only they used. Returns an ExpireResult."""
         return expire.expire_snapshots(self.store, retain_max=retain_max, retain_min=retain_min,
                                        older_than_millis=older_than_millis, max_deletes=max_deletes)
+
+    def compact_manifests(self) -> int | None:
+        """Rewrite the data manifests fully merged as a COMPACT snapshot (None: already compact)."""
+        self.refresh()
+        return FileStoreCommit(self.store).compact_manifests()
 
     def expire_changelogs(self, *, retain_max: int | None = None, retain_min: int | None = None,
                           older_than_millis: int | None = None, max_deletes: int | None = None,

@@ -154,3 +154,25 @@ def test_drop_partition_procedure(s, tmp_path):
         s.run("CALL sys.drop_partition('default.p', 'k=1')")
     with pytest.raises(SqlError, match="give the partitions"):
         s.run("CALL sys.drop_partition('default.p')")
+
+
+def test_compact_manifest_procedure(s, tmp_path):
+    s.run("CREATE TABLE m (k BIGINT, dt STRING) PARTITIONED BY (dt)")
+    for i in range(4):
+        s.run(f"INSERT INTO m VALUES ({i}, 'd{i % 2}')")
+    s.run("CALL sys.drop_partition('default.m', 'dt=d0')")
+    t = Catalog(f"{tmp_path}/wh").get_table("default.m")
+    before = t.to_arrow().sort_by("k")
+    mio = t.store.manifest_io
+    latest = t.latest_snapshot()
+    assert len(mio.read_manifest_list(latest.base_manifest_list) + mio.read_manifest_list(latest.delta_manifest_list)) > 1
+    assert col(s.execute("CALL sys.compact_manifest(`table` => 'default.m')"), "result") == ["success"]
+    snap = t.latest_snapshot()
+    assert snap.commit_kind == "COMPACT" and snap.id == latest.id + 1
+    metas = mio.read_manifest_list(snap.base_manifest_list)
+    assert len(metas) == 1 and mio.read_manifest_list(snap.delta_manifest_list) == []
+    assert all(e.kind == 0 for e in mio.read_manifest(metas[0].file_name))   # only live files left
+    assert t.to_arrow().sort_by("k").equals(before)
+    assert col(s.execute("CALL sys.compact_manifest('default.m')"), "result") == ["manifests are already compact"]
+    with pytest.raises(SqlError, match="not supported"):
+        s.run("CALL sys.compact_manifest('default.m', NULL, true)")

@@ -115,6 +115,56 @@ class FileStoreCommit:
                 warnings.warn("Compaction skipped: its commit failed or lost to another compaction; the data is committed", stacklevel=2)
         return first, second
 
+    def compact_manifests(self) -> int | None:
+        """Rewrite the latest snapshot's data manifests fully merged (deleted files folded away)
+        as a COMPACT snapshot, as Java's compactManifest; None when they already are one manifest
+        of live files only."""
+        t = self.store
+        mio, sm = t.manifest_io, t.snapshot_manager
+        for attempt in range(self.max_retries + 1):
+            latest = sm.latest()
+            if latest is None:
+                return None
+            metas = mio.read_manifest_list(latest.base_manifest_list) + \
+                mio.read_manifest_list(latest.delta_manifest_list)
+            entries = [e for m in metas for e in mio.read_manifest(m.file_name)]
+            if len(metas) <= 1 and all(e.kind == ADD for e in entries):
+                return None
+            merged = merge_entries(entries)
+            names, lists = FileNamer("manifest-"), FileNamer("manifest-list-")
+            written: list[str] = []
+            try:
+                target = t.schema.core.get("manifest.target-file-size")
+                per_entry = max(1, sum(m.file_size for m in metas) // max(1, len(entries)))
+                chunk = max(1, target // per_entry)
+                out = []
+                for start in range(0, len(merged), chunk):
+                    part = merged[start:start + chunk]
+                    name = names.next()
+                    out.append(mio.write_manifest(name, part, latest.schema_id, self._partition_stats(part)))
+                    written.append(name)
+                base_name, delta_name = lists.next(), lists.next()
+                base_size = mio.write_manifest_list(base_name, out)
+                written.append(base_name)
+                delta_size = mio.write_manifest_list(delta_name, [])
+                written.append(delta_name)
+                snapshot = Snapshot(
+                    id=latest.id + 1, schema_id=latest.schema_id, base_manifest_list=base_name,
+                    base_manifest_list_size=base_size, delta_manifest_list=delta_name,
+                    delta_manifest_list_size=delta_size, commit_user=self.commit_user,
+                    commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind="COMPACT", time_millis=now_millis(),
+                    log_offsets={}, total_record_count=latest.total_record_count, delta_record_count=0,
+                    changelog_record_count=0, watermark=latest.watermark, index_manifest=latest.index_manifest,
+                    statistics=latest.statistics, properties=latest.properties, next_row_id=latest.next_row_id)
+                if sm.commit(snapshot):
+                    return snapshot.id
+            except BaseException:
+                t.file_io.delete_quietly([mio.path(n) for n in written])
+                raise
+            t.file_io.delete_quietly([mio.path(n) for n in written])
+            time.sleep(retry_wait(t.schema.core, attempt))
+        raise CommitError(f"Gave up compacting the manifests of {t.path} after {self.max_retries} retries")
+
     def _drop_compaction(self, messages: Sequence[CommitMessage]) -> None:
         """Delete what compactions wrote for a COMPACT snapshot that will not be committed."""
         t = self.store

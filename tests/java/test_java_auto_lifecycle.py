@@ -90,3 +90,16 @@ def test_lab_reads_changelogs_java_kept(jo, java, lab, wh):
     assert [s.id for s in t.snapshots()] == [latest]
     assert t.store.changelog_manager.list_ids() == list(range(1, latest))
     assert sorted(t.changes(0, latest)["k"].to_pylist()) == [0, 1, 10, 11, 20, 21, 30, 31]
+
+
+def test_java_reads_after_manifest_compaction(jo, java09, lab, wh):
+    t = lab.create_table("db.m", SCHEMA, primary_keys=["k"], options={"bucket": "2"})
+    for i in range(4):
+        t.write(_rows(i * 10, i * 10 + 5))
+    t.delete("k < 12")
+    assert t.compact_manifests() == t.latest_snapshot().id
+    assert t.latest_snapshot().commit_kind == "COMPACT"
+    _same(jo, jo.read(wh, "db.m", version=java09), t.to_arrow())
+    jo.write(wh, "db.m", _rows(100, 102), version=java09)   # and Java commits on top
+    t.store.refresh()
+    _same(jo, jo.read(wh, "db.m", version=java09), t.to_arrow())

@@ -352,6 +352,20 @@ def _drop_partition(c: Call):
     return _result(["Success"])
 
 
+def _compact_manifest(c: Call):
+    table = c.table()
+    for key in ("manifest_sort_enabled", "manifest_sort_partition_field", "manifest_sort_max_rewrite_size"):
+        if c.args.get(key) not in (None, "", False):
+            raise c.error(f"'{key}' (sorted manifests) is not supported")
+    if c.args.get("options"):
+        raise c.error("'options' is not supported; set table options with ALTER TABLE ... SET")
+    if _bool(c.args.get("dry_run", False)):
+        raise c.error("'dry_run' is not supported")
+    sid = table.compact_manifests()
+    c.ctx.last_snapshot_id = sid
+    return _result(["success" if sid is not None else "manifests are already compact"])
+
+
 def _trigger_tag_automatic_creation(c: Call):
     table = c.table()
     tag_auto.auto_create_tags(table.store)
@@ -388,6 +402,8 @@ PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
     "clear_consumers": (_clear_consumers, ["table", "including_consumers", "excluding_consumers"]),
     "trigger_tag_automatic_creation": (_trigger_tag_automatic_creation, ["table"]),
     "drop_partition": (_drop_partition, ["table", "*partitions"]),
+    "compact_manifest": (_compact_manifest, ["table", "options", "dry_run", "manifest_sort_enabled",
+                                             "manifest_sort_partition_field", "manifest_sort_max_rewrite_size"]),
 }
 
 
