@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
@@ -9,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 from paimon_lab import system as system_tables
+from paimon_lab.core.options import CoreOptions, validate_options
 from paimon_lab.core.predicate import And, Leaf, Predicate, bind, parse_filter
 from paimon_lab.core.schema import SchemaChange, SchemaManager, TableSchema, apply_changes
 from paimon_lab.core.snapshot import Snapshot, SnapshotManager
@@ -18,7 +20,8 @@ from paimon_lab.io.file_io import FileIO, normalize_path
 from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.operation import branch as branches
 from paimon_lab.operation import changes as changelog
-from paimon_lab.operation import expire, row_dml
+from paimon_lab.operation import expire, partition_expire, row_dml, tag_auto
+from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.scan import DataSplit, plan_splits
 from paimon_lab.operation.split_read import read_table
@@ -124,7 +127,8 @@ class Table:
         raise PaimonLabError(f"Could not alter {self.identifier}: the schema kept changing underneath")
 
     # ------------------------------------------------------------------ writing
-    def write(self, data: Any, *, overwrite: bool | dict = False, row_kinds: Sequence[str] | None = None) -> int | None:
+    def write(self, data: Any, *, overwrite: bool | dict = False, row_kinds: Sequence[str] | None = None,
+              watermark: int | None = None) -> int | None:
         """Write data (pyarrow Table/RecordBatch or pandas DataFrame) as exactly one commit.
 
         ``overwrite=True`` replaces the table's contents; a dict such as ``{"dt": "2024-01-01"}``
@@ -134,10 +138,11 @@ class Table:
         visible (None if nothing to write): a write that triggers compaction commits an APPEND and
         then a COMPACT snapshot, and on deletion-vector and first-row tables, whose batch reads skip
         level 0, only the COMPACT one shows the rows. A write that loses a race with another
-        writer's commit (CommitConflictError) is redone on the latest snapshot.
+        writer's commit (CommitConflictError) is redone on the latest snapshot. ``watermark``
+        (epoch millis) is recorded in the snapshot (Paimon keeps the highest one seen).
         """
         self.refresh()
-        return write_rows(self.store, data, overwrite=overwrite, row_kinds=row_kinds)
+        return write_rows(self.store, data, overwrite=overwrite, row_kinds=row_kinds, watermark=watermark)
 
     @contextmanager
     def writer(self, *, overwrite: bool | dict = False) -> Iterator["TableWriter"]:
@@ -279,15 +284,39 @@ class Table:
     def latest_snapshot(self) -> Snapshot | None:
         return self.store.snapshot_manager.latest()
 
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> Tag:
-        """Tag a snapshot (default: the latest) so time travel to it keeps working."""
+    def create_tag(self, name: str, snapshot_id: int | None = None, *,
+                   time_retained_seconds: float | None = None) -> Tag:
+        """Tag a snapshot (default: the latest) so time travel to it keeps working. The tag is
+        deleted by a commit once ``time_retained_seconds`` (default: 'tag.default-time-retained')
+        have passed."""
         snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
         if snap is None:
             raise SnapshotNotExistError(f"Table {self.identifier} has no snapshot to tag")
-        return self.store.tag_manager.create(name, snap)
+        if time_retained_seconds is None and self.schema.core.get("tag.default-time-retained") is not None:
+            time_retained_seconds = self.schema.core.get("tag.default-time-retained") / 1000
+        return self.store.tag_manager.create(name, snap, time_retained_seconds)
 
     def delete_tag(self, name: str) -> None:
-        self.store.tag_manager.delete(name)
+        """Delete a tag and, if its snapshot has expired, the files only it kept."""
+        expire.delete_tag(self.store, name)
+
+    def expire_tags(self, older_than: dt.datetime | None = None) -> list[str]:
+        """Delete tags past their time retained (and, given ``older_than``, a naive local time,
+        tags created before it); returns their names."""
+        return tag_auto.expire_tags(self.store, older_than)
+
+    def expire_partitions(self, **options: str) -> list[dict[str, str]]:
+        """Drop the partitions expired now by the table's 'partition.*' options, overridden by
+        ``options`` (e.g. ``**{"partition.expiration-time": "7 d"}``), in an OVERWRITE snapshot;
+        returns them."""
+        self.refresh()
+        core = CoreOptions({**self.options, **validate_options(options)}, bool(self.primary_keys))
+        return partition_expire.PartitionExpire(self.store, core).expire()
+
+    def drop_partitions(self, partitions: Sequence[dict[str, Any]]) -> int | None:
+        """Delete every file of the given partitions in one OVERWRITE snapshot; its id."""
+        self.refresh()
+        return partition_expire.drop_partitions(self.store, list(partitions))
 
     def tags(self) -> list[Tag]:
         return self.store.tags()
@@ -298,6 +327,21 @@ class Table:
         and delete the files only they used. Returns an ExpireResult."""
         return expire.expire_snapshots(self.store, retain_max=retain_max, retain_min=retain_min,
                                        older_than_millis=older_than_millis, max_deletes=max_deletes)
+
+    def compact_manifests(self) -> int | None:
+        """Rewrite the data manifests fully merged as a COMPACT snapshot (None: already compact)."""
+        self.refresh()
+        return FileStoreCommit(self.store).compact_manifests()
+
+    def expire_changelogs(self, *, retain_max: int | None = None, retain_min: int | None = None,
+                          older_than_millis: int | None = None, max_deletes: int | None = None,
+                          delete_all: bool = False) -> int:
+        """Expire long-lived changelogs (defaults from 'changelog.num-retained.*' and
+        'changelog.time-retained'), or all of them; returns how many went."""
+        if delete_all:
+            return expire.expire_all_changelogs(self.store)
+        return expire.expire_changelogs(self.store, retain_max=retain_max, retain_min=retain_min,
+                                        older_than_millis=older_than_millis, max_deletes=max_deletes)
 
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> Snapshot:
         """Roll the table back to a snapshot or tag; later snapshots and their files are deleted."""

@@ -21,6 +21,7 @@ import fastavro
 from paimon_lab.core import binary_row
 from paimon_lab.errors import CorruptFileError
 from paimon_lab.io.file_io import FileIO, join
+from paimon_lab.utils.clock import local_now
 
 ADD, DELETE = 0, 1
 FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT = 0, 1
@@ -94,7 +95,7 @@ MANIFEST_FILE_META_SCHEMA = fastavro.parse_schema({
 def creation_time_now() -> int:
     """A data file's ``_CREATION_TIME`` as Java writes it: the local wall-clock time (Java's
     ``LocalDateTime.now()``) as milliseconds, not the UTC epoch."""
-    return int(datetime.now().replace(tzinfo=timezone.utc).timestamp() * 1000)
+    return int(local_now().replace(tzinfo=timezone.utc).timestamp() * 1000)
 
 
 @dataclass(frozen=True)

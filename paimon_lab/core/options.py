@@ -6,8 +6,10 @@ Options are stored as strings in the schema file; :class:`CoreOptions` gives typ
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import re
+import zoneinfo
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -81,6 +83,68 @@ def _radical_only(text: str) -> str:
     if low == "gentle":
         raise ValueError("'gentle' lookup compaction is not implemented in paimon-lab; use 'radical'")
     return _enum("radical")(low)
+
+
+def _time_zone(text: str) -> str:
+    """A zone id such as 'UTC', 'Asia/Shanghai' or 'GMT-08:00'."""
+    zone_of(text)
+    return str(text).strip()
+
+
+def zone_of(text: str) -> dt.tzinfo:
+    """The tzinfo of a Java zone id."""
+    name = str(text).strip()
+    m = re.fullmatch(r"(?:GMT|UTC|UT)?([+-])(\d{1,2})(?::?(\d{2}))?", name)
+    if m:
+        sign = -1 if m.group(1) == "-" else 1
+        return dt.timezone(sign * dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0)))
+    if name in ("Z", "GMT", "UT"):
+        return dt.timezone.utc
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"'{text}' is not a time zone id such as 'UTC', 'Asia/Shanghai' or 'GMT-08:00'") from None
+
+
+_DATE_LETTERS = {"yyyy": r"(?P<year>\d{4})", "uuuu": r"(?P<year>\d{4})", "MM": r"(?P<month>\d{2})",
+                 "dd": r"(?P<day>\d{2})", "HH": r"(?P<hour>\d{2})", "mm": r"(?P<minute>\d{2})",
+                 "ss": r"(?P<second>\d{2})", "SSS": r"(?P<milli>\d{3})"}
+
+
+def date_pattern_regex(pattern: str) -> "re.Pattern":
+    """A Java ``DateTimeFormatter`` pattern (yyyy MM dd HH mm ss SSS, quoted literals, punctuation)
+    as a regular expression with named groups."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "'":
+            end = pattern.find("'", i + 1)
+            if end < 0:
+                raise ValueError(f"'{pattern}' has an unclosed quote")
+            out.append(re.escape(pattern[i + 1:end] or "'"))
+            i = end + 1
+            continue
+        if ch.isalpha():
+            j = i
+            while j < len(pattern) and pattern[j] == ch:
+                j += 1
+            letters = pattern[i:j]
+            if letters not in _DATE_LETTERS:
+                raise ValueError(f"'{pattern}': '{letters}' is not supported (use yyyy, MM, dd, HH, mm, ss, SSS)")
+            out.append(_DATE_LETTERS[letters])
+            i = j
+            continue
+        out.append(re.escape(ch))
+        i += 1
+    try:
+        return re.compile("".join(out))
+    except re.error:
+        raise ValueError(f"'{pattern}' repeats a field") from None
+
+
+def _date_pattern(text: str) -> str:
+    date_pattern_regex(str(text))
+    return str(text)
 
 
 # Flink's setting of the same name; paimon-lab takes it as a table option (and as a SQL session SET).
@@ -171,10 +235,6 @@ _OPTIONS: list[Option] = [
     Option("data-file.prefix", "data-", str),
     Option("changelog-file.prefix", "changelog-", str),
     Option("file-index.in-manifest-threshold", 500, parse_memory),
-    Option("tag.automatic-creation", "none", _enum("none", "process-time", "watermark", "batch")),
-    Option("tag.creation-period", "daily", str),
-    Option("tag.num-retained-max", None, _parse_int),
-    Option("tag.default-time-retained", None, parse_duration),
     Option("consumer-id", None, str),
     Option("consumer.expiration-time", None, parse_duration),
     Option("streaming-read-overwrite", False, _parse_bool),
@@ -215,6 +275,45 @@ _OPTIONS: list[Option] = [
                          ("lookup.dynamic-partition", str), ("lookup.dynamic-partition.refresh-interval", parse_duration),
                          ("lookup.refresh.async", _parse_bool), ("lookup.refresh.async.pending-snapshot-count", _parse_int),
                          ("lookup.continuous.discovery-interval", parse_duration))),
+    # lifecycle (s6)
+    Option("tag.automatic-creation", "none", _enum("none", "process-time", "watermark", "batch"),
+           "Create tags on commit: by the snapshot's commit time (process-time), its watermark, or one "
+           "per batch write (batch)."),
+    Option("tag.creation-period", "daily", _enum("daily", "hourly", "two-hours"), "How often to auto-create a tag."),
+    Option("tag.creation-period-duration", None, parse_duration,
+           "A custom period for auto-created tags (named yyyyMMddHHmm); overrides 'tag.creation-period'."),
+    Option("tag.creation-delay", 0, parse_duration, "How long after a period ends its tag is created."),
+    Option("tag.period-formatter", "with_dashes", _enum("with_dashes", "without_dashes", "without_dashes_and_spaces"),
+           "Names of auto-created tags: 'yyyy-MM-dd HH', 'yyyyMMdd HH' or 'yyyyMMddHH'."),
+    Option("tag.num-retained-max", None, _parse_int, "Keep at most this many auto-created tags."),
+    Option("tag.default-time-retained", None, parse_duration,
+           "How long new tags (auto-created or by procedure) live before the commit-time expiration deletes them."),
+    Option("tag.time-expire-enabled", True, _parse_bool, "Delete tags past their time retained on commit."),
+    Option("tag.automatic-completion", False, _parse_bool, "Create the missing auto tags of skipped periods."),
+    Option("tag.batch.customized-name", None, str, "The tag name of 'tag.automatic-creation' = batch."),
+    Option("sink.process-time-zone", None, _time_zone,
+           "Time zone of commit times for process-time tags and batch tag names (default: the local zone)."),
+    Option("sink.watermark-time-zone", "UTC", _time_zone, "Time zone of watermarks for watermark tags."),
+    Option("partition.expiration-time", None, parse_duration,
+           "Drop a partition once it is older than this (on commit and by CALL sys.expire_partitions)."),
+    Option("partition.expiration-check-interval", 3_600_000, parse_duration,
+           "How often a committer checks for expired partitions."),
+    Option("partition.expiration-strategy", "values-time", _enum("values-time", "update-time"),
+           "Partition age from its values (values-time) or from its newest file (update-time)."),
+    Option("partition.expiration-max-num", 100, _parse_int, "Expire at most this many partitions at a time."),
+    Option("partition.expiration-batch-size", None, _parse_int, "Drop expired partitions in commits of this many."),
+    Option("partition.timestamp-formatter", None, _date_pattern,
+           "Java DateTimeFormatter pattern of partition times (default 'yyyy-MM-dd[ HH:mm:ss]')."),
+    Option("partition.timestamp-pattern", None, str, "How partition values form a time, e.g. '$dt $hour:00:00'."),
+    Option("end-input.check-partition-expire", False, _parse_bool,
+           "Check partition expiration on every batch commit, whatever the check interval."),
+    Option("changelog.num-retained.min", None, _parse_int,
+           "Minimum number of changelogs to retain (default: 'snapshot.num-retained.min')."),
+    Option("changelog.num-retained.max", None, _parse_int,
+           "Maximum number of changelogs to retain (default: 'snapshot.num-retained.max')."),
+    Option("changelog.time-retained", None, parse_duration,
+           "How long changelogs are retained (default: 'snapshot.time-retained'); beyond the snapshot "
+           "retention, expired snapshots live on as changelog/changelog-N."),
 ]
 OPTIONS: dict[str, Option] = {o.key: o for o in _OPTIONS}
 

@@ -156,9 +156,24 @@ def _validate(schema: TableSchema) -> None:
                           f"'snapshot.num-retained.max' ({high})")
 
 
+POSTPONE_BUCKET = -2
+POSTPONE_REFUSAL = ("'bucket' = -2 (Paimon 1.1+ postpone-bucket mode) is not supported: there, new rows go "
+                    "unmerged to a 'bucket-postpone' directory that batch reads skip until a postpone "
+                    "compaction (Flink) assigns them real buckets; paimon-lab has neither that write path "
+                    "nor that compaction, and reading such a table as dynamic-bucket would be wrong. Use "
+                    "-1 (dynamic bucket) or a fixed bucket count")
+
+
+def check_bucket_mode(schema: TableSchema) -> None:
+    """Refuse a table whose bucket mode paimon-lab cannot honour (postpone)."""
+    if schema.core.bucket == POSTPONE_BUCKET:
+        raise OptionError(POSTPONE_REFUSAL)
+
+
 def _validate_buckets(schema: TableSchema) -> None:
     core = schema.core
     bucket = core.bucket
+    check_bucket_mode(schema)
     if bucket == 0 or bucket < -2:
         raise SchemaError(f"'bucket' must be -1 (dynamic/unaware) or a positive number, got {bucket}")
     for k in core.bucket_key:
@@ -386,6 +401,7 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
     out = TableSchema(id=schema.id + 1, fields=tuple(fields), highest_field_id=highest,
                       partition_keys=schema.partition_keys, primary_keys=schema.primary_keys,
                       options=options, comment=comment, time_millis=int(time.time() * 1000))
+    check_bucket_mode(out)
     if out.core.bucket != schema.core.bucket and (out.core.bucket <= 0) != (schema.core.bucket <= 0):
         raise SchemaError("'bucket' can be rescaled between fixed numbers only, not to or from -1")
     _validate(out)

@@ -65,25 +65,31 @@ def delete_branch(store: "FileStore", name: str) -> None:
 
 
 def fast_forward(store: "FileStore", name: str) -> None:
-    """Make the main branch what branch ``name`` is: its snapshots and schemas replace main's newer ones."""
+    """Make the main branch what branch ``name`` is, as Java's BranchManager.fastForward: main's
+    snapshots from the branch's earliest snapshot on, its schemas from that snapshot's schema on
+    and its tags on those snapshots are deleted; then the branch's snapshot, schema and tag files
+    (and its snapshot hints) are copied over."""
     _check_name(name)
+    if store.branch != MAIN_BRANCH:
+        raise BranchError(f"Fast-forward runs on the main branch, not on '{store.branch}'")
     main = store.on_branch(MAIN_BRANCH)
     branch = store.on_branch(name)
-    latest = branch.snapshot_manager.latest()
-    if latest is None:
-        raise SnapshotNotExistError(f"Branch '{name}' has no snapshot to fast-forward to")
-    io = store.file_io
     first = branch.snapshot_manager.earliest_id()
-    # Main's snapshots from the branch point on are replaced by the branch's.
-    for sid in main.snapshot_manager.list_ids():
-        if sid >= first:
-            io.delete(main.snapshot_manager.path(sid))
-    for sid in branch.snapshot_manager.list_ids():
-        io.write_bytes(main.snapshot_manager.path(sid), io.read_bytes(branch.snapshot_manager.path(sid)))
-    for sid in branch.schema_manager.list_ids():
-        io.write_bytes(main.schema_manager.path(sid), io.read_bytes(branch.schema_manager.path(sid)))
-    main.snapshot_manager.write_hint("LATEST", latest.id)
-    store.refresh()
+    if first is None:
+        raise SnapshotNotExistError(f"Branch '{name}' has no snapshot to fast-forward to")
+    first_schema = branch.snapshot_manager.snapshot(first).schema_id
+    io = store.file_io
+    doomed = [main.snapshot_manager.path(s) for s in main.snapshot_manager.list_ids() if s >= first]
+    doomed += [main.schema_manager.path(s) for s in main.schema_manager.list_ids() if s >= first_schema]
+    doomed += [main.tag_manager.path(t.name) for t in main.tag_manager.list() if t.snapshot.id >= first]
+    io.delete_quietly([join(main.snapshot_manager.dir, "LATEST")] + doomed)
+    for source, target in ((branch.snapshot_manager.dir, main.snapshot_manager.dir),
+                           (branch.schema_manager.dir, main.schema_manager.dir),
+                           (branch.tag_manager.dir, main.tag_manager.dir)):
+        for file_name in io.list_names(source):
+            if not file_name.startswith("."):
+                io.write_bytes(join(target, file_name), io.read_bytes(join(source, file_name)))
+    store.reload()
 
 
 def branch_info(store: "FileStore") -> list[dict]:

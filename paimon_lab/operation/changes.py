@@ -21,13 +21,14 @@ if TYPE_CHECKING:
 
 def changes(store: "FileStore", start_snapshot: int, end_snapshot: int | None = None,
             columns: Sequence[str] | None = None) -> pa.Table:
-    """The rows that changed after ``start_snapshot`` up to ``end_snapshot`` (default latest)."""
+    """The rows that changed after ``start_snapshot`` up to ``end_snapshot`` (default latest);
+    expired snapshots are read from their long-lived changelogs."""
     end = end_snapshot if end_snapshot is not None else store.snapshot_manager.latest_id()
     names = list(columns) if columns is not None else store.schema.field_names
     parts = []
     if end is not None:
         for sid in range(start_snapshot + 1, end + 1):
-            parts.append(snapshot_changes(store, store.snapshot_manager.snapshot(sid), names))
+            parts.append(snapshot_changes(store, store.snapshot_or_changelog(sid), names))
     return pa.concat_tables(parts) if parts else changes_schema(store, names).empty_table()
 
 

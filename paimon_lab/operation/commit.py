@@ -28,6 +28,7 @@ from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
 from paimon_lab.core.index_manifest import HASH_INDEX
 from paimon_lab.operation.rebase import SequenceRebase, check_key_conflicts
 from paimon_lab.core.index_manifest import merge_index_entries
+from paimon_lab.utils.clock import now_millis
 
 if TYPE_CHECKING:
     from paimon_lab.core.options import CoreOptions
@@ -51,17 +52,21 @@ class FileStoreCommit:
         self.store = store
         self.commit_user = commit_user or str(uuid.uuid4())
         self.max_retries = store.schema.core.get("commit.max-retries")
+        self._watermark: int | None = None
 
     def commit(self, messages: Sequence[CommitMessage], *, overwrite: "Predicate | bool | None" = None,
                identifier: int = BATCH_COMMIT_IDENTIFIER, deleted: Sequence[ManifestEntry] = (),
-               commit_kind: str | None = None) -> tuple[int | None, int | None]:
+               commit_kind: str | None = None, watermark: int | None = None) -> tuple[int | None, int | None]:
         """Commit what writers produced; returns (APPEND/OVERWRITE snapshot id, COMPACT snapshot id).
 
         New data and changelog files (and ``deleted`` entries) go into one APPEND snapshot, or an
         OVERWRITE snapshot when ``overwrite`` is True (whole table) or a partition predicate.
         Files replaced by compaction then go into a COMPACT snapshot. Either id is None when
-        that snapshot had nothing to do.
+        that snapshot had nothing to do. ``watermark`` (epoch millis, e.g. event time the data is
+        complete up to) goes into the snapshots; a snapshot keeps the latest one's watermark when
+        that is higher, as in Java.
         """
+        self._watermark = watermark
         added = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
                  for m in messages for f in m.new_files]
         changelog = [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f)
@@ -109,6 +114,56 @@ class FileStoreCommit:
                     raise
                 warnings.warn("Compaction skipped: its commit failed or lost to another compaction; the data is committed", stacklevel=2)
         return first, second
+
+    def compact_manifests(self) -> int | None:
+        """Rewrite the latest snapshot's data manifests fully merged (deleted files folded away)
+        as a COMPACT snapshot, as Java's compactManifest; None when they already are one manifest
+        of live files only."""
+        t = self.store
+        mio, sm = t.manifest_io, t.snapshot_manager
+        for attempt in range(self.max_retries + 1):
+            latest = sm.latest()
+            if latest is None:
+                return None
+            metas = mio.read_manifest_list(latest.base_manifest_list) + \
+                mio.read_manifest_list(latest.delta_manifest_list)
+            entries = [e for m in metas for e in mio.read_manifest(m.file_name)]
+            if len(metas) <= 1 and all(e.kind == ADD for e in entries):
+                return None
+            merged = merge_entries(entries)
+            names, lists = FileNamer("manifest-"), FileNamer("manifest-list-")
+            written: list[str] = []
+            try:
+                target = t.schema.core.get("manifest.target-file-size")
+                per_entry = max(1, sum(m.file_size for m in metas) // max(1, len(entries)))
+                chunk = max(1, target // per_entry)
+                out = []
+                for start in range(0, len(merged), chunk):
+                    part = merged[start:start + chunk]
+                    name = names.next()
+                    out.append(mio.write_manifest(name, part, latest.schema_id, self._partition_stats(part)))
+                    written.append(name)
+                base_name, delta_name = lists.next(), lists.next()
+                base_size = mio.write_manifest_list(base_name, out)
+                written.append(base_name)
+                delta_size = mio.write_manifest_list(delta_name, [])
+                written.append(delta_name)
+                snapshot = Snapshot(
+                    id=latest.id + 1, schema_id=latest.schema_id, base_manifest_list=base_name,
+                    base_manifest_list_size=base_size, delta_manifest_list=delta_name,
+                    delta_manifest_list_size=delta_size, commit_user=self.commit_user,
+                    commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind="COMPACT", time_millis=now_millis(),
+                    log_offsets={}, total_record_count=latest.total_record_count, delta_record_count=0,
+                    changelog_record_count=0, watermark=latest.watermark, index_manifest=latest.index_manifest,
+                    statistics=latest.statistics, properties=latest.properties, next_row_id=latest.next_row_id)
+                if sm.commit(snapshot):
+                    return snapshot.id
+            except BaseException:
+                t.file_io.delete_quietly([mio.path(n) for n in written])
+                raise
+            t.file_io.delete_quietly([mio.path(n) for n in written])
+            time.sleep(retry_wait(t.schema.core, attempt))
+        raise CommitError(f"Gave up compacting the manifests of {t.path} after {self.max_retries} retries")
 
     def _drop_compaction(self, messages: Sequence[CommitMessage]) -> None:
         """Delete what compactions wrote for a COMPACT snapshot that will not be committed."""
@@ -272,10 +327,11 @@ class FileStoreCommit:
                 base_manifest_list=base_name, base_manifest_list_size=base_size,
                 delta_manifest_list=delta_name, delta_manifest_list_size=delta_size,
                 commit_user=self.commit_user, commit_identifier=identifier, commit_kind=kind,
-                time_millis=int(time.time() * 1000), log_offsets={},
+                time_millis=now_millis(), log_offsets={},
                 total_record_count=total + delta_count, delta_record_count=delta_count,
                 changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
-                changelog_record_count=sum(e.file.row_count for e in changelog), watermark=WATERMARK_MIN,
+                changelog_record_count=sum(e.file.row_count for e in changelog),
+                watermark=self._next_watermark(latest),
                 index_manifest=index_manifest,
                 # Table statistics (ANALYZE) stay valid while the schema does, as in Java.
                 statistics=latest.statistics if latest is not None and latest.schema_id == schema_id else None)
@@ -286,6 +342,10 @@ class FileStoreCommit:
             raise
         t.file_io.delete_quietly([mio.path(n) for n in written])
         return None
+
+    def _next_watermark(self, latest: Snapshot | None) -> int:
+        marks = [w for w in (self._watermark, latest.watermark if latest is not None else None) if w is not None]
+        return max(marks) if marks else WATERMARK_MIN
 
     def _partition_stats(self, entries: Sequence[ManifestEntry]) -> SimpleStats:
         codec = self.store.partition_codec

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 from paimon_lab.errors import OptionError, PaimonLabError, SnapshotNotExistError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.index_manifest import read_index_manifest
-from paimon_lab.core.manifest import ADD, DELETE
+from paimon_lab.core.manifest import ADD, DELETE, FILE_SOURCE_COMPACT
 from paimon_lab.core.snapshot import ROLLBACK_MARKER, Snapshot
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.operation.branch import list_branches
 from paimon_lab.store.consumer import ConsumerManager
+from paimon_lab.utils.clock import now_millis as clock_millis
 from paimon_lab.utils.progress import progress
 
 if TYPE_CHECKING:
@@ -35,10 +36,6 @@ class ExpireResult:
     deleted_data_files: int
     deleted_changelog_files: int
     deleted_manifests: int
-
-
-def _manifest_lists(snap: Snapshot) -> list[str]:
-    return [n for n in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list) if n]
 
 
 class FileReferences:
@@ -81,6 +78,36 @@ class FileReferences:
                         self.data_files.add((e.partition, e.bucket, e.file.file_name))
 
 
+    def add_changelog(self, changelog: Snapshot) -> None:
+        """What a long-lived changelog still reads: its changelog manifests and files, or (no
+        changelog producer) the manifests and new files of its delta; lists already gone are skipped."""
+        mio = self.store.manifest_io
+        lists = [changelog.changelog_manifest_list] if changelog.changelog_manifest_list else \
+            [changelog.delta_manifest_list, changelog.base_manifest_list]
+        for i, name in enumerate(lists):
+            try:
+                metas = mio.read_manifest_list(name)
+            except (PaimonLabError, OSError):
+                continue
+            self.manifest_files.add(name)
+            for meta in metas:
+                self.manifest_files.add(meta.file_name)
+                if i == 0:
+                    self.data_files.update((e.partition, e.bucket, e.file.file_name)
+                                           for e in mio.read_manifest(meta.file_name) if e.kind == ADD)
+
+
+def changelog_decoupled(core) -> bool:
+    """Whether changelogs outlive snapshots ('changelog.*' retain more than 'snapshot.*'), as
+    Java's CoreOptions.changelogLifecycleDecoupled."""
+    def pick(key: str, fallback: str):
+        v = core.get(key)
+        return v if v is not None else core.get(fallback)
+    return (pick("changelog.num-retained.max", "snapshot.num-retained.max") > core.get("snapshot.num-retained.max")
+            or pick("changelog.time-retained", "snapshot.time-retained") > core.get("snapshot.time-retained")
+            or pick("changelog.num-retained.min", "snapshot.num-retained.min") > core.get("snapshot.num-retained.min"))
+
+
 def _protected(store: "FileStore", skip_tags: set[str] = frozenset()) -> FileReferences:
     """Files used by tags (but ``skip_tags``) and by other branches (which share data and manifests)."""
 
@@ -121,7 +148,7 @@ def expire_range(store: "FileStore", now_millis: int | None = None, *, retain_ma
     if retain_max < retain_min:  # as Java's ExpireSnapshotsImpl
         raise OptionError(f"retain_max ({retain_max}) must not be less than retain_min ({retain_min}); "
                           "give retain_min too, or lower 'snapshot.num-retained.min'")
-    now = now_millis if now_millis is not None else int(time.time() * 1000)
+    now = now_millis if now_millis is not None else clock_millis()
     cutoff = older_than_millis if older_than_millis is not None else now - core.get("snapshot.time-retained")
     end_limit = latest - retain_min + 1  # ids below this may go
     consumer_min = min_consumer_snapshot(store)
@@ -152,10 +179,10 @@ def min_consumer_snapshot(store: "FileStore") -> int | None:
 def expire_snapshots(store: "FileStore", **kwargs) -> ExpireResult:
     """Expire the snapshots :func:`expire_range` picks and delete what only they used."""
     rng = expire_range(store, **kwargs)
-    if rng is None:
-        return ExpireResult([], 0, 0, 0)
-    begin, end = rng
-    return _expire(store, begin, end)
+    result = ExpireResult([], 0, 0, 0) if rng is None else _expire(store, *rng)
+    if changelog_decoupled(store.schema.core):
+        expire_changelogs(store)
+    return result
 
 
 def _expire(store: "FileStore", begin: int, end: int) -> ExpireResult:
@@ -164,6 +191,9 @@ def _expire(store: "FileStore", begin: int, end: int) -> ExpireResult:
     a crash at any point leaves nothing half-visible, only orphans."""
     t, sm, io, mio = store, store.snapshot_manager, store.file_io, store.manifest_io
     retained = sm.snapshot(end)
+    core = t.schema.core
+    decoupled = changelog_decoupled(core)
+    produces = core.get("changelog-producer") != "none"
     keep = _protected(t)
     keep.add_snapshot(retained)
     expiring = []
@@ -186,6 +216,8 @@ def _expire(store: "FileStore", begin: int, end: int) -> ExpireResult:
             for e in mio.read_manifest(meta.file_name):
                 if e.kind != DELETE or (e.partition, e.bucket, e.file.file_name) in keep.data_files:
                     continue
+                if decoupled and not produces and e.file.file_source != FILE_SOURCE_COMPACT:
+                    continue  # a long-lived changelog reads the files its commit added
                 directory = t.bucket_path(e.partition, e.bucket)
                 doomed += [join(directory, e.file.file_name)] + [join(directory, x) for x in e.file.extra_files]
                 touched_dirs.add(directory)
@@ -193,7 +225,7 @@ def _expire(store: "FileStore", begin: int, end: int) -> ExpireResult:
     # 2. changelog files of the expired snapshots
     changelog_deleted = 0
     for snap in expiring:
-        if not snap.changelog_manifest_list:
+        if decoupled or not snap.changelog_manifest_list:
             continue
         for meta in mio.read_manifest_list(snap.changelog_manifest_list):
             for e in mio.read_manifest(meta.file_name):
@@ -206,7 +238,11 @@ def _expire(store: "FileStore", begin: int, end: int) -> ExpireResult:
     # 3. manifests, manifest lists, index manifests, index files and statistics nothing retained uses
     manifests: set[str] = set()
     for snap in expiring:
-        names = set(_manifest_lists(snap))
+        names = set()
+        if not decoupled or produces:
+            names.update((snap.base_manifest_list, snap.delta_manifest_list))
+        if not decoupled and snap.changelog_manifest_list:
+            names.add(snap.changelog_manifest_list)
         for name in list(names):
             try:
                 names.update(m.file_name for m in mio.read_manifest_list(name))
@@ -227,6 +263,9 @@ def _expire(store: "FileStore", begin: int, end: int) -> ExpireResult:
     # 4. the snapshot files, oldest first, then the EARLIEST hint: from here on, what follows is
     #    unreferenced
     for snap in expiring:
+        if decoupled:   # the snapshot lives on as changelog-N
+            t.changelog_manager.commit(snap)
+            t.changelog_manager.write_hint("LATEST", snap.id)
         io.delete(sm.path(snap.id))
     sm.write_hint("EARLIEST", end)
     # 5. the files only the expired snapshots used, then directories left empty
@@ -234,6 +273,122 @@ def _expire(store: "FileStore", begin: int, end: int) -> ExpireResult:
     for directory in sorted(touched_dirs, key=len, reverse=True):
         _remove_empty_parents(t, directory)
     return ExpireResult([s.id for s in expiring], data_deleted, changelog_deleted, len(manifests))
+
+
+def expire_changelogs(store: "FileStore", *, retain_max: int | None = None, retain_min: int | None = None,
+                      older_than_millis: int | None = None, max_deletes: int | None = None) -> int:
+    """Expire long-lived changelogs beyond 'changelog.num-retained.*' / 'changelog.time-retained'
+    (each falling back to its 'snapshot.*' option), as Java's ExpireChangelogImpl: counted from the
+    latest snapshot, never the newest changelog, never one a consumer still needs. Returns how many."""
+    core = store.schema.core
+    sm, cm = store.snapshot_manager, store.changelog_manager
+
+    def pick(given, key: str, fallback: str):
+        if given is not None:
+            return given
+        v = core.get(key)
+        return v if v is not None else core.get(fallback)
+    retain_max = pick(retain_max, "changelog.num-retained.max", "snapshot.num-retained.max")
+    retain_min = pick(retain_min, "changelog.num-retained.min", "snapshot.num-retained.min")
+    max_deletes = max_deletes if max_deletes is not None else core.get("snapshot.expire.limit")
+    older = older_than_millis if older_than_millis is not None else \
+        clock_millis() - pick(None, "changelog.time-retained", "snapshot.time-retained")
+    latest, earliest = sm.latest_id(), sm.earliest_id()
+    latest_cl, earliest_cl = cm.latest_id(), cm.earliest_id()
+    if latest is None or earliest is None or latest_cl is None or earliest_cl is None:
+        return 0
+    if retain_max < retain_min:
+        raise OptionError(f"retain_max ({retain_max}) must not be less than retain_min ({retain_min})")
+    low = max(latest - retain_max + 1, earliest_cl)
+    end = latest - retain_min + 1
+    consumer_min = min_consumer_snapshot(store)
+    if consumer_min is not None:
+        end = min(end, consumer_min)
+    end = min(end, earliest_cl + max_deletes, latest_cl)
+    if end <= earliest_cl:
+        return 0
+    for sid in range(low, end + 1):
+        try:
+            if older <= cm.changelog(sid).time_millis:
+                return _expire_changelogs(store, earliest_cl, sid)
+        except SnapshotNotExistError:
+            continue
+    return _expire_changelogs(store, earliest_cl, end)
+
+
+def expire_all_changelogs(store: "FileStore") -> int:
+    """Delete every long-lived changelog (CALL sys.expire_changelogs(..., delete_all => true))."""
+    sm, cm = store.snapshot_manager, store.changelog_manager
+    earliest, latest_cl, earliest_cl = sm.earliest_id(), cm.latest_id(), cm.earliest_id()
+    if earliest is None or latest_cl is None or earliest_cl is None:
+        return 0
+    if latest_cl >= earliest:
+        raise PaimonLabError(f"The latest changelog ({latest_cl}) is not older than the earliest snapshot "
+                             f"({earliest}); check the table")
+    n = _expire_changelogs(store, earliest_cl, latest_cl + 1, end_is_changelog=False)
+    cm.delete_hints()
+    return n
+
+
+def _expire_changelogs(store: "FileStore", begin: int, end: int, *, end_is_changelog: bool = True) -> int:
+    """Delete changelogs [begin, end) and the files only they used: their changelog files (or,
+    without a changelog producer, the files their commit compacted away) and manifests that
+    changelog ``end``, the earliest snapshot, tags and branches do not use."""
+    t, sm, cm, mio = store, store.snapshot_manager, store.changelog_manager, store.manifest_io
+    keep = _protected(t)
+    try:
+        anchors = [cm.changelog(end)] if end_is_changelog else []
+    except SnapshotNotExistError:
+        return 0   # as Java: the changelog to keep is gone; expire_changelogs(delete_all) cleans up
+    earliest = sm.earliest_id()
+    if earliest is not None:
+        anchors.append(sm.snapshot(earliest))
+    for anchor in anchors:   # the base and delta manifests they still use (where still present)
+        for name in (anchor.base_manifest_list, anchor.delta_manifest_list):
+            try:
+                metas = mio.read_manifest_list(name)
+            except (PaimonLabError, OSError):
+                continue
+            keep.manifest_files.add(name)
+            keep.manifest_files.update(m.file_name for m in metas)
+    doomed: list[str] = []
+    touched: set[str] = set()
+    count = 0
+    for sid in range(begin, end):
+        try:
+            changelog = cm.changelog(sid)
+        except SnapshotNotExistError:
+            continue
+        if changelog.changelog_manifest_list:
+            lists, kind = [changelog.changelog_manifest_list], ADD
+        else:
+            lists, kind = [changelog.delta_manifest_list, changelog.base_manifest_list], DELETE
+        names: set[str] = set()
+        for i, name in enumerate(lists):
+            try:
+                metas = mio.read_manifest_list(name)
+            except (PaimonLabError, OSError):
+                continue
+            names.add(name)
+            for meta in metas:
+                names.add(meta.file_name)
+                if i:
+                    continue
+                for e in mio.read_manifest(meta.file_name):
+                    if e.kind == kind and (e.partition, e.bucket, e.file.file_name) not in keep.data_files:
+                        directory = t.bucket_path(e.partition, e.bucket)
+                        doomed += [join(directory, e.file.file_name)] + \
+                            [join(directory, x) for x in e.file.extra_files]
+                        touched.add(directory)
+        doomed += [mio.path(n) for n in sorted(names - keep.manifest_files)]
+        t.file_io.delete(cm.path(sid))
+        count += 1
+    if end_is_changelog:
+        cm.write_hint("EARLIEST", end)
+    t.file_io.delete_quietly(list(dict.fromkeys(doomed)))
+    for directory in sorted(touched, key=len, reverse=True):
+        _remove_empty_parents(t, directory)
+    return count
 
 
 def _remove_empty_parents(store: "FileStore", directory: str) -> None:
@@ -247,6 +402,37 @@ def _remove_empty_parents(store: "FileStore", directory: str) -> None:
         except OSError:
             return
         directory = directory.rsplit("/", 1)[0]
+
+
+def delete_tag(store: "FileStore", name: str) -> None:
+    """Delete a tag, and, when its snapshot has expired, the files only the tag kept (as Java's
+    TagDeletion): everything not used by the remaining snapshots, tags, branches and changelogs."""
+    t, sm = store, store.snapshot_manager
+    tag = t.tag_manager.get(name)
+    t.tag_manager.delete(name)
+    snap = tag.snapshot
+    if sm.exists(snap.id):
+        return
+    keep = _protected(t)
+    earliest = sm.earliest_id()
+    for sid in sm.list_ids():
+        try:   # files live in any later snapshot are live in the earliest one; manifests of all
+            keep.add_snapshot(sm.snapshot(sid), data=sid == earliest)
+        except SnapshotNotExistError:
+            continue
+    for changelog in t.changelog_manager.changelogs():
+        keep.add_changelog(changelog)
+    mine = FileReferences(t)
+    try:
+        mine.add_snapshot(snap, changelog=False)
+    except (PaimonLabError, OSError):
+        return   # its manifests are gone already: what is left is for remove_orphan_files
+    doomed = [join(t.bucket_path(part, bucket), n) for (part, bucket, n) in mine.data_files
+              if (part, bucket, n) not in keep.data_files]
+    doomed += [join(t.path, "index", n) for n in mine.index_files if n not in keep.index_files]
+    doomed += [join(t.path, "statistics", n) for n in mine.statistics if n not in keep.statistics]
+    doomed += [t.manifest_io.path(n) for n in mine.manifest_files if n not in keep.manifest_files]
+    t.file_io.delete_quietly(doomed)
 
 
 def rollback_to(store: "FileStore", snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
@@ -312,9 +498,11 @@ def remove_orphan_files(store: "FileStore", older_than_millis: int | None = None
             refs.add_snapshot(snap)
         for tag in tb.tags():
             refs.add_snapshot(tag.snapshot)
+        for changelog in tb.changelog_manager.changelogs():
+            refs.add_changelog(changelog)
     live_data = {name for (_, _, name) in refs.data_files}
     removed = []
-    metadata_dirs = {"schema", "snapshot", "tag", "branch", "consumer"}
+    metadata_dirs = {"schema", "snapshot", "tag", "branch", "consumer", "changelog"}
 
     def walk(directory: str, top: bool, metadata: bool) -> None:
         for info in io.list_dir(directory):

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from paimon_lab.operation.commit import FileStoreCommit
+from paimon_lab.operation.maintenance import after_commit
 from paimon_lab.errors import DataValidationError, PaimonLabError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import ADD, ManifestEntry
@@ -170,6 +171,8 @@ def rewrite_append(store: "FileStore", pred: Predicate | None, values: Mapping[s
     except BaseException:
         store.discard(messages)
         raise
+    if first is not None:
+        after_commit(store)
     return first, matched
 
 
@@ -227,6 +230,8 @@ def _append_with_deletion_vectors(store: "FileStore", snap, pred, values, extra_
         store.file_io.delete_quietly([join(store.path, "index", e.index_file.file_name)
                                       for e in index_changes if e.kind == 0])
         raise
+    if first is not None:
+        after_commit(store)
     return first, matched
 
 

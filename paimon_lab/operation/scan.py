@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from paimon_lab.core.schema import check_bucket_mode
 from paimon_lab.core.manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta, merge_entries
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate
 from paimon_lab.core.snapshot import Snapshot
@@ -43,6 +44,7 @@ class DataSplit:
 
 class FileStoreScan:
     def __init__(self, store: "FileStore"):
+        check_bucket_mode(store.schema)   # a postpone-bucket table is not a dynamic-bucket one
         self.store = store
 
     def manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:

@@ -96,7 +96,7 @@ def stream(store: "FileStore", *, mode: str = "latest-full", snapshot_id: int | 
         latest = sm.latest_id()
         if latest is not None and next_id <= latest:
             try:
-                snap = sm.snapshot(next_id)
+                snap = store.snapshot_or_changelog(next_id)
             except SnapshotNotExistError:
                 earliest = sm.earliest_id()
                 if earliest is not None and next_id < earliest:

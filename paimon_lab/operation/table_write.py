@@ -13,12 +13,13 @@ import uuid
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
+from paimon_lab.core.schema import check_bucket_mode
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind
 from paimon_lab.errors import CommitConflictError, PaimonLabError, SchemaError
 from paimon_lab.operation.append_write import AppendWriter
 from paimon_lab.operation.commit import FileStoreCommit, retry_wait
 from paimon_lab.operation.compact import compact
-from paimon_lab.operation.expire import expire_snapshots
+from paimon_lab.operation.maintenance import after_commit
 from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
 from paimon_lab.store.commit_message import CommitMessage
 
@@ -30,13 +31,15 @@ def new_store_write(store: "FileStore", commit_user: str, ignore_previous_files:
                     file_uuid: str | None = None) -> "AppendWriter | KeyValueFileStoreWrite":
     """The writer of a table kind; an overwrite ignores the files it is about to replace.
     ``file_uuid``: the uuid part of every file name it writes (default: a fresh one)."""
+    check_bucket_mode(store.schema)
     if store.schema.primary_keys:
         return KeyValueFileStoreWrite(store, commit_user, ignore_previous_files, file_uuid=file_uuid)
     return AppendWriter(store, commit_user, ignore_previous_files, file_uuid=file_uuid)
 
 
 def write_rows(store: "FileStore", data: Any, *, overwrite: bool | dict = False,
-               row_kinds: Sequence[str] | None = None, commit_user: str | None = None) -> int | None:
+               row_kinds: Sequence[str] | None = None, commit_user: str | None = None,
+               watermark: int | None = None) -> int | None:
     """Write ``data`` as one commit; the id of the snapshot in which its rows are visible.
 
     A :class:`CommitConflictError` means nothing was committed and the write was planned on a
@@ -46,6 +49,7 @@ def write_rows(store: "FileStore", data: Any, *, overwrite: bool | dict = False,
     retries = store.schema.core.get("commit.max-retries")
     for attempt in range(retries + 1):
         w = TableWrite(store, overwrite, commit_user=commit_user)
+        w.watermark = watermark
         try:
             w.write(data, row_kinds=row_kinds)
         except BaseException:
@@ -75,6 +79,8 @@ class TableWrite:
         self._writer = new_store_write(store, self.commit_user, ignore_previous_files=overwrite not in (False, None),
                                        file_uuid=file_uuid)
         self.snapshot_id: int | None = None
+        # Epoch millis the written data is complete up to; goes into the snapshot (watermark tags).
+        self.watermark: int | None = None
         self._done = False
 
     def write(self, data: Any, row_kinds: Sequence[str] | None = None) -> None:
@@ -106,7 +112,8 @@ class TableWrite:
             if isinstance(static, Predicate):
                 self._check_inside(messages, static)
             # FileStoreCommit cleans up after itself once the first snapshot is visible.
-            first, second = FileStoreCommit(store, self.commit_user).commit(messages, overwrite=overwrite)
+            first, second = FileStoreCommit(store, self.commit_user).commit(messages, overwrite=overwrite,
+                                                                            watermark=self.watermark)
         except BaseException:
             store.discard(messages)
             self.abort()
@@ -118,8 +125,8 @@ class TableWrite:
         self.snapshot_id = second if hides_level0 and second is not None else first if first is not None else second
         if first is not None and second is None and any(m.compacted for m in messages):
             self.snapshot_id = self._catch_up_compaction() or self.snapshot_id
-        if self.snapshot_id is not None and not store.schema.core.get("write-only"):
-            expire_snapshots(store)  # as Paimon's committers do after each commit
+        if self.snapshot_id is not None:
+            after_commit(store)  # tags, partition and snapshot expiration, as Paimon's committers do
         return self.snapshot_id
 
     def _catch_up_compaction(self, attempts: int = 3) -> int | None:

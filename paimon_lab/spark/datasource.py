@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover
 
 from paimon_lab.catalog import Catalog
 from paimon_lab.operation.commit import FileStoreCommit
+from paimon_lab.operation.maintenance import after_commit
 from paimon_lab.errors import PaimonLabError, SchemaError, TableNotExistError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind
@@ -532,8 +533,8 @@ def commit_messages(table: Table, commit_user: str, tasks: list[PaimonCommitMess
         raise
     sid = first if first is not None else second
     _compact_after_commit(table, commit_user, {(m.partition, m.bucket) for m in messages if m.new_files}, kw)
-    if sid is not None and not table.schema.core.get("write-only"):
-        table.expire_snapshots()  # as TableWriter.commit and Paimon's committers do
+    if sid is not None:
+        after_commit(table.store, **kw)  # tags, partition and snapshot expiration, as Paimon's committers do
     return sid
 
 

@@ -21,6 +21,7 @@ from paimon_lab.core.options import CoreOptions
 from paimon_lab.core.partition import PartitionCodec
 from paimon_lab.core.schema import SchemaManager, TableSchema
 from paimon_lab.core.snapshot import Snapshot, SnapshotManager
+from paimon_lab.core.changelog import ChangelogManager
 from paimon_lab.core.tag import Tag, TagManager
 from paimon_lab.core.types import DataField
 from paimon_lab.errors import CorruptFileError, PaimonLabError, SnapshotNotExistError, TableNotExistError
@@ -83,6 +84,7 @@ class FileStore:
         self.schema_manager = SchemaManager(file_io, self.metadata_path)
         self.snapshot_manager = SnapshotManager(file_io, self.metadata_path)
         self.tag_manager = TagManager(file_io, self.metadata_path)
+        self.changelog_manager = ChangelogManager(file_io, self.metadata_path)
         self.manifest_cache = ManifestCache()
         self._schemas: dict[int, TableSchema] = {}
         self._derived: dict[str, Any] = {}
@@ -107,6 +109,12 @@ class FileStore:
         latest = self.schema_manager.latest()
         if latest is not None and latest.id != self.schema.id:
             self.set_schema(latest)
+        return self
+
+    def reload(self) -> "FileStore":
+        """Forget cached schemas (their files were replaced, as by a fast-forward); read the latest."""
+        self._schemas.clear()
+        self.set_schema(self.schema_manager.latest())
         return self
 
     def schema_for(self, schema_id: int) -> TableSchema:
@@ -202,6 +210,15 @@ class FileStore:
                 raise SnapshotNotExistError(f"No snapshot was committed at or before {timestamp_millis}")
             return snap
         return self.snapshot_manager.latest()
+
+    def snapshot_or_changelog(self, snapshot_id: int) -> Snapshot:
+        """Snapshot N, or the long-lived changelog N once the snapshot has expired."""
+        try:
+            return self.snapshot_manager.snapshot(snapshot_id)
+        except SnapshotNotExistError:
+            if self.changelog_manager.exists(snapshot_id):
+                return self.changelog_manager.changelog(snapshot_id)
+            raise
 
     def tags(self) -> list[Tag]:
         return self.tag_manager.list()

@@ -3,6 +3,8 @@ named arguments (``table => 'db.t'``)."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
@@ -12,7 +14,9 @@ from paimon_lab.core.options import parse_duration
 from paimon_lab.sql.common import text_table
 from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.lexer import TokenStream
+from paimon_lab.operation import tag_auto
 from paimon_lab.sql.object_table import refresh_object_table
+from paimon_lab.store.consumer import ConsumerManager
 
 if TYPE_CHECKING:
     from paimon_lab.sql.context import SessionContext, Statement
@@ -137,6 +141,18 @@ def _expire_snapshots(c: Call):
     return _result([len(expired)])
 
 
+def _expire_changelogs(c: Call):
+    table = c.table()
+    if _bool(c.args.get("delete_all", False)):
+        table.expire_changelogs(delete_all=True)
+        return _result(["Delete all separated changelogs success."])
+    n = table.expire_changelogs(retain_max=_opt_int(c.args.get("retain_max")),
+                                retain_min=_opt_int(c.args.get("retain_min")),
+                                older_than_millis=c.millis("older_than"),
+                                max_deletes=_opt_int(c.args.get("max_deletes")))
+    return _result([n])
+
+
 def _create_branch(c: Call):
     table = c.table()
     branch = str(c.need("branch"))
@@ -187,7 +203,178 @@ def _refresh_object_table(c: Call):
     return _result([f"{n} objects"])
 
 
-# name -> (function, positional parameter names)
+def _duration_seconds(c: Call, key: str) -> float | None:
+    v = c.args.get(key)
+    if v is None or str(v).strip() == "":
+        return None
+    try:
+        return parse_duration(str(v)) / 1000
+    except ValueError as e:
+        raise c.error(f"'{key}': {e}") from None
+
+
+def _tag_rows(tag: str, snap) -> pa.Table:
+    return pa.table({"tagName": [tag], "snapshot": pa.array([snap.id], pa.int64()),
+                     "commit_time": pa.array([snap.time_millis], pa.int64()), "watermark": [str(snap.watermark)]})
+
+
+def _tag_snapshot(c: Call, table, tag: str, snap) -> pa.Table:
+    """Tag ``snap`` (a snapshot, or a tag's snapshot that has expired)."""
+    retained = _duration_seconds(c, "time_retained")
+    if table.snapshot_manager.exists(snap.id):
+        table.create_tag(tag, snap.id, time_retained_seconds=retained)
+    else:
+        table.tag_manager.create(tag, snap, retained)
+    return _tag_rows(tag, snap)
+
+
+def _create_tag_from_timestamp(c: Call):
+    table = c.table()
+    tag = str(c.need("tag"))
+    c.need("timestamp")
+    return _tag_snapshot(c, table, tag, tag_auto.snapshot_for_timestamp(table.store, c.millis("timestamp")))
+
+
+def _create_tag_from_watermark(c: Call):
+    table = c.table()
+    tag = str(c.need("tag"))
+    return _tag_snapshot(c, table, tag, tag_auto.snapshot_for_watermark(table.store, int(c.need("watermark"))))
+
+
+def _expire_tags(c: Call):
+    table = c.table()
+    older = c.args.get("older_than")
+    when = None
+    if older is not None and str(older).strip():
+        try:
+            when = dt.datetime.fromisoformat(str(older).strip().replace("T", " "))
+        except ValueError:
+            raise c.error(f"'older_than' {older!r} is not a timestamp such as '2024-01-01 12:00:00'") from None
+    expired = table.expire_tags(when)
+    return pa.table({"expired_tags": expired or ["No expired tags."]})
+
+
+def _expire_partitions(c: Call):
+    table = c.table()
+    dynamic: dict[str, str] = {}
+    if c.args.get("options"):
+        for kv in str(c.args["options"]).split(","):
+            if "=" not in kv:
+                raise c.error(f"'options' must be k=v[,k=v], got {kv!r}")
+            k, v = kv.split("=", 1)
+            dynamic[k.strip()] = v.strip()
+    for key, option in (("expire_strategy", "partition.expiration-strategy"),
+                        ("timestamp_formatter", "partition.timestamp-formatter"),
+                        ("timestamp_pattern", "partition.timestamp-pattern"),
+                        ("expiration_time", "partition.expiration-time"),
+                        ("max_expires", "partition.expiration-max-num")):
+        if c.args.get(key) is not None and str(c.args[key]).strip():
+            dynamic[option] = str(c.args[key])
+    expired = table.expire_partitions(**dynamic)
+    c.ctx.last_snapshot_id = table.store.snapshot_manager.latest_id()
+    rows = [", ".join(f"{k}={v}" for k, v in p.items()) for p in expired]
+    return pa.table({"expired_partitions": rows or ["No expired partitions."]})
+
+
+def _rename_tag(c: Call):
+    table = c.table()
+    old, new = str(c.need("tagname")), str(c.need("targettagname"))
+    table.tag_manager.rename(old, new)
+    return _result([f"renamed tag {old} to {new}"])
+
+
+def _replace_tag(c: Call):
+    table = c.table()
+    tag = str(c.need("tag"))
+    sid = _opt_int(c.args.get("snapshot_id"))
+    snap = table.snapshot(sid) if sid is not None else table.latest_snapshot()
+    if snap is None:
+        raise c.error(f"table {table.identifier} has no snapshot to tag")
+    table.tag_manager.replace(tag, snap, _duration_seconds(c, "time_retained"))
+    return _result([f"tag {tag} -> snapshot {snap.id}"])
+
+
+def _rollback_to_watermark(c: Call):
+    table = c.table()
+    watermark = int(c.need("watermark"))
+    found = [s for s in table.snapshots() if s.watermark is not None and s.watermark <= watermark]
+    if not found:
+        raise c.error(f"could not find a snapshot with a watermark at or before {watermark}")
+    snap = table.rollback_to(found[-1].id)
+    return _result([f"Success roll back to snapshot: {snap.id} ."])
+
+
+def _reset_consumer(c: Call):
+    table = c.table()
+    consumer = str(c.need("consumer_id"))
+    nxt = _opt_int(c.args.get("next_snapshot_id"))
+    manager = ConsumerManager(table.store)
+    if nxt is not None:
+        table.snapshot(nxt)  # must exist, as in Java
+        manager.record(consumer, nxt)
+    else:
+        manager.delete(consumer)
+    return _result(["Success"])
+
+
+def _clear_consumers(c: Call):
+    table = c.table()
+    including = str(c.args.get("including_consumers") or "").strip() or ".*"
+    excluding = str(c.args.get("excluding_consumers") or "").strip() or None
+    try:
+        inc, exc = re.compile(including), re.compile(excluding) if excluding else None
+    except re.error as e:
+        raise c.error(f"not a regular expression: {e}") from None
+    manager = ConsumerManager(table.store)
+    for name in manager.list():
+        if inc.fullmatch(name) and not (exc is not None and exc.fullmatch(name)):
+            manager.delete(name)
+    return _result(["Success"])
+
+
+def _drop_partition(c: Call):
+    table = c.table()
+    specs = [p for p in c.args.get("*partitions", []) if p is not None and str(p).strip()]
+    if not specs:
+        raise c.error("give the partitions to drop, as 'k=v[,k=v]' arguments")
+    parts = []
+    for spec in specs:
+        part = {}
+        for kv in str(spec).split(","):
+            if "=" not in kv:
+                raise c.error(f"partition spec '{spec}' must be k=v[,k=v]")
+            k, v = kv.split("=", 1)
+            if k.strip() not in table.partition_keys:
+                raise c.error(f"'{k.strip()}' is not a partition key of {table.identifier}; they are {table.partition_keys}")
+            part[k.strip()] = v.strip()
+        parts.append(part)
+    c.ctx.last_snapshot_id = table.drop_partitions(parts)
+    return _result(["Success"])
+
+
+def _compact_manifest(c: Call):
+    table = c.table()
+    for key in ("manifest_sort_enabled", "manifest_sort_partition_field", "manifest_sort_max_rewrite_size"):
+        if c.args.get(key) not in (None, "", False):
+            raise c.error(f"'{key}' (sorted manifests) is not supported")
+    if c.args.get("options"):
+        raise c.error("'options' is not supported; set table options with ALTER TABLE ... SET")
+    if _bool(c.args.get("dry_run", False)):
+        raise c.error("'dry_run' is not supported")
+    sid = table.compact_manifests()
+    c.ctx.last_snapshot_id = sid
+    return _result(["success" if sid is not None else "manifests are already compact"])
+
+
+def _trigger_tag_automatic_creation(c: Call):
+    table = c.table()
+    tag_auto.auto_create_tags(table.store)
+    if table.schema.core.get("tag.time-expire-enabled"):
+        tag_auto.expire_tags(table.store)
+    return pa.table({"result": ["Success"]})
+
+
+# name -> (function, positional parameter names; a last '*name' takes every remaining argument)
 PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
     "compact": (_compact, ["table", "partitions", "order_strategy", "order_by", "options", "where",
                            "partition_idle_time", "compact_strategy"]),
@@ -201,6 +388,22 @@ PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
     "fast_forward": (_fast_forward, ["table", "branch"]),
     "remove_orphan_files": (_remove_orphan_files, ["table", "older_than", "dry_run", "parallelism", "mode"]),
     "refresh_object_table": (_refresh_object_table, ["table"]),
+    "create_tag_from_timestamp": (_create_tag_from_timestamp, ["table", "tag", "timestamp", "time_retained"]),
+    "create_tag_from_watermark": (_create_tag_from_watermark, ["table", "tag", "watermark", "time_retained"]),
+    "expire_tags": (_expire_tags, ["table", "older_than"]),
+    "expire_changelogs": (_expire_changelogs, ["table", "retain_max", "retain_min", "older_than", "max_deletes",
+                                               "delete_all"]),
+    "expire_partitions": (_expire_partitions, ["table", "expiration_time", "timestamp_formatter", "timestamp_pattern",
+                                               "expire_strategy", "max_expires", "options"]),
+    "rename_tag": (_rename_tag, ["table", "tagname", "targettagname"]),
+    "replace_tag": (_replace_tag, ["table", "tag", "snapshot_id", "time_retained"]),
+    "rollback_to_watermark": (_rollback_to_watermark, ["table", "watermark"]),
+    "reset_consumer": (_reset_consumer, ["table", "consumer_id", "next_snapshot_id"]),
+    "clear_consumers": (_clear_consumers, ["table", "including_consumers", "excluding_consumers"]),
+    "trigger_tag_automatic_creation": (_trigger_tag_automatic_creation, ["table"]),
+    "drop_partition": (_drop_partition, ["table", "*partitions"]),
+    "compact_manifest": (_compact_manifest, ["table", "options", "dry_run", "manifest_sort_enabled",
+                                             "manifest_sort_partition_field", "manifest_sort_max_rewrite_size"]),
 }
 
 
@@ -229,12 +432,16 @@ def call(ctx: SessionContext, st: Statement) -> pa.Table:
                     raise ts.error(f"sys.{name} has no argument '{key}'; arguments are {params}", t)
                 args[key] = _value(ts)
             else:
-                if position >= len(params):
+                rest = params[-1] if params[-1].startswith("*") and position >= len(params) - 1 else None
+                if position >= len(params) and rest is None:
                     raise ts.error(f"sys.{name} takes at most {len(params)} arguments", t)
                 vt = ts.peek()
                 value = _value(ts)
-                key = params[position]
-                args[key] = value
+                key = rest or params[position]
+                if rest is not None:   # a trailing variable-length argument list
+                    args.setdefault(rest, []).append(value)
+                else:
+                    args[key] = value
                 if key == "tag" and vt is not None and vt.kind == "number":
                     args["_tag_positional_number"] = True
                 position += 1

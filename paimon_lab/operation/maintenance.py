@@ -1,0 +1,27 @@
+"""What a committer does after each commit, in Java's order (TableCommitImpl.maintain): auto-create
+and time-expire tags, expire partitions, expire snapshots (and long-lived changelogs), then the
+batch tag of 'tag.automatic-creation' = batch. Nothing with 'write-only'."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_lab.operation import partition_expire, tag_auto
+from paimon_lab.operation.expire import expire_snapshots
+
+if TYPE_CHECKING:
+    from paimon_lab.store.file_store import FileStore
+
+
+def after_commit(store: FileStore, identifier: int = BATCH_COMMIT_IDENTIFIER) -> None:
+    core = store.schema.core
+    if core.get("write-only"):
+        return
+    tag_auto.auto_create_tags(store)
+    if core.get("tag.time-expire-enabled"):
+        tag_auto.expire_tags(store)
+    partition_expire.expire_on_commit(store, identifier)
+    expire_snapshots(store)
+    if core.get("tag.automatic-creation") == "batch" and identifier == BATCH_COMMIT_IDENTIFIER:
+        tag_auto.create_batch_tag(store)
