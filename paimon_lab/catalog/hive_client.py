@@ -177,6 +177,7 @@ class HiveCommitLock(CommitLock):
         t = self.client.types
         component = t.LockComponent(type=t.LockType.EXCLUSIVE, level=t.LockLevel.TABLE, dbname=database,
                                     tablename=table)
+        component.operationType = None  # not sent, as Java leaves it unset
         request = t.LockRequest(component=[component], user=getpass.getuser(), hostname=socket.gethostname())
         start = time.monotonic()
         response = self.client.call("lock", request)

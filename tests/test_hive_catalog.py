@@ -1,0 +1,289 @@
+"""The Hive catalog against a real Hive Metastore (the Thrift server inside pyspark, one per test
+run): what we register is checked through the metastore's own Thrift API, by Spark with Hive
+support, and by Java Paimon's HiveCatalog (0.9 only: the 1.0 bundle's Hadoop/Hive classes clash
+with pyspark's Hive 2.3 jars)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import uuid
+
+import pyarrow as pa
+import pytest
+
+pytest.importorskip("pymetastore")
+
+from paimon_lab import Catalog, HiveCatalog, SchemaChange  # noqa: E402
+from paimon_lab.catalog.hive import INPUT_FORMAT, OUTPUT_FORMAT, SERDE, STORAGE_HANDLER  # noqa: E402
+from paimon_lab.catalog.hive_client import HiveCommitLock  # noqa: E402
+from paimon_lab.errors import (CatalogError, DatabaseNotEmptyError, LockTimeoutError,  # noqa: E402
+                               TableAlreadyExistError, TableNotExistError)
+from _servers import shared_hive_metastore  # noqa: E402
+
+SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string())])
+
+
+@pytest.fixture(scope="session")
+def hms_uri():
+    return shared_hive_metastore()
+
+
+@pytest.fixture
+def db():
+    return f"db_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def catalog(hms_uri, tmp_path):
+    c = HiveCatalog(hms_uri, str(tmp_path / "wh"))
+    yield c
+    c.close()
+
+
+def test_catalog_factory_and_options(hms_uri, tmp_path):
+    c = Catalog(str(tmp_path / "wh"), options={"metastore": "hive", "uri": hms_uri})
+    assert isinstance(c, HiveCatalog) and "default" in c.list_databases()
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "hive-site.xml").write_text(
+        "<configuration><property><name>hive.metastore.uris</name>"
+        f"<value>{hms_uri}</value></property><property><name>hive.metastore.warehouse.dir</name>"
+        f"<value>{tmp_path}/wh2</value></property></configuration>")
+    c2 = HiveCatalog(hive_conf_dir=str(conf))
+    assert c2.uri == hms_uri and c2.warehouse == f"{tmp_path}/wh2"
+    for bad in ({"hadoop-conf-dir": "/etc/hadoop"}, {"location-in-properties": "true"},
+                {"format-table.enabled": "true"}, {"table.type": "view"}):
+        with pytest.raises(CatalogError):
+            HiveCatalog(hms_uri, str(tmp_path / "wh"), options=bad)
+    with pytest.raises(CatalogError, match="thrift://"):
+        HiveCatalog("http://x:1", str(tmp_path / "wh"))
+
+
+def test_entries_in_metastore(catalog, db, tmp_path):
+    catalog.create_database(db, properties={"comment": "a db", "owner-team": "x"})
+    hdb = catalog.client.call("get_database", db)
+    assert hdb.locationUri.endswith(f"/wh/{db}.db") and hdb.description == "a db"
+    assert hdb.parameters["owner-team"] == "x"
+    t = catalog.create_table(f"{db}.t", SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
+                             options={"bucket": "2", "metastore.partitioned-table": "true", "hive.x": "1"},
+                             comment="c")
+    h = catalog.client.call("get_table", db, "t")
+    assert (h.sd.inputFormat, h.sd.outputFormat, h.sd.serdeInfo.serializationLib) == \
+        (INPUT_FORMAT, OUTPUT_FORMAT, SERDE)
+    assert h.parameters["table_type"] == "PAIMON" and h.parameters["storage_handler"] == STORAGE_HANDLER
+    assert h.parameters["x"] == "1" and h.parameters["comment"] == "c" and h.tableType == "MANAGED_TABLE"
+    assert [(c.name, c.type) for c in h.sd.cols] == [("id", "bigint"), ("v", "string")]
+    assert [(c.name, c.type) for c in h.partitionKeys] == [("dt", "string")]
+    assert h.sd.location.endswith(f"/wh/{db}.db/t") and t.path == str(tmp_path / "wh" / f"{db}.db" / "t")
+
+    t.write(pa.table({"id": [1, 2], "dt": ["a", "b"], "v": ["x", "y"]}))
+    assert sorted(catalog.client.call("get_partition_names", db, "t", -1)) == ["dt=a", "dt=b"]
+    p = catalog.client.call("get_partition", db, "t", ["a"])
+    assert p.sd.location.rstrip("/").endswith("/t/dt=a") and p.sd.inputFormat == INPUT_FORMAT
+    # a DELETE on a primary-key table writes delete rows: partition b still has files
+    t.delete("dt = 'b'")
+    assert sorted(catalog.client.call("get_partition_names", db, "t", -1)) == ["dt=a", "dt=b"]
+    # overwriting it with nothing leaves it without files: it leaves the metastore
+    t.write(SCHEMA.empty_table(), overwrite={"dt": "b"})
+    assert catalog.client.call("get_partition_names", db, "t", -1) == ["dt=a"]
+    t.write(pa.table({"id": [3], "dt": ["c"], "v": ["z"]}))
+    assert sorted(catalog.client.call("get_partition_names", db, "t", -1)) == ["dt=a", "dt=c"]
+
+    # schema changes reach the metastore
+    t.alter(SchemaChange.add_column("w", "INT", comment="new"), SchemaChange.set_option("hive.y", "2"))
+    h = catalog.client.call("get_table", db, "t")
+    assert [(c.name, c.type, c.comment) for c in h.sd.cols][-1] == ("w", "int", "new")
+    assert h.parameters["y"] == "2"
+    # a table loaded again keeps syncing
+    catalog.get_table(f"{db}.t").alter(SchemaChange.rename_column("v", "v2"))
+    assert [c.name for c in catalog.client.call("get_table", db, "t").sd.cols] == ["id", "v2", "w"]
+
+    assert catalog.list_tables(db) == ["t"]
+    with pytest.raises(TableAlreadyExistError):
+        catalog.create_table(f"{db}.t", SCHEMA)
+    catalog.rename_table(f"{db}.t", f"{db}.t2")
+    assert catalog.list_tables(db) == ["t2"]
+    h = catalog.client.call("get_table", db, "t2")
+    assert h.sd.location.endswith(f"/{db}.db/t2")
+    assert catalog.get_table(f"{db}.t2").to_arrow().num_rows == 2
+    with pytest.raises(DatabaseNotEmptyError):
+        catalog.drop_database(db)
+    catalog.drop_table(f"{db}.t2")
+    assert catalog.client.call("get_all_tables", db) == []
+    assert not os.path.exists(tmp_path / "wh" / f"{db}.db" / "t2")
+    with pytest.raises(TableNotExistError):
+        catalog.get_table(f"{db}.t2")
+    catalog.drop_database(db)
+    assert db not in catalog.list_databases()
+
+
+def test_types_and_external(hms_uri, db, tmp_path):
+    c = HiveCatalog(hms_uri, str(tmp_path / "wh"), options={"table.type": "external"})
+    c.create_database(db)
+    schema = pa.schema([("d", pa.decimal128(10, 2)), ("ts", pa.timestamp("us")), ("a", pa.list_(pa.int32())),
+                        ("m", pa.map_(pa.string(), pa.float64())),
+                        ("s", pa.struct([("x", pa.int8()), ("y", pa.binary())])), ("dt", pa.date32())])
+    c.create_table(f"{db}.t", schema)
+    h = c.client.call("get_table", db, "t")
+    assert [col.type for col in h.sd.cols] == ["decimal(10,2)", "timestamp", "array<int>", "map<string,double>",
+                                               "struct<x:tinyint,y:binary>", "date"]
+    assert h.tableType == "EXTERNAL_TABLE" and h.parameters["EXTERNAL"] == "TRUE"
+    path = c.get_table(f"{db}.t").path
+    c.drop_table(f"{db}.t")
+    assert os.path.isdir(path)  # an external table's files stay
+
+
+def test_hive_tables_that_are_not_paimon_and_views(catalog, db, tmp_path):
+    catalog.create_database(db)
+    T = catalog.types
+    sd = T.StorageDescriptor(cols=[T.FieldSchema(name="a", type="int")], location=str(tmp_path / "csv"),
+                             inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+                             outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+                             serdeInfo=T.SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+                                                   parameters={}))
+    catalog.client.call("create_table", T.Table(tableName="csv", dbName=db, sd=sd, partitionKeys=[],
+                                                parameters={}, tableType="EXTERNAL_TABLE"))
+    assert catalog.list_tables(db) == []
+    with pytest.raises(CatalogError, match="not a Paimon table"):
+        catalog.get_table(f"{db}.csv")
+    with pytest.raises(CatalogError, match="views"):
+        catalog.create_view(f"{db}.v", "SELECT 1", pa.schema([("x", pa.int32())]))
+
+
+def test_sql_catalog(hms_uri, db, tmp_path):
+    from paimon_lab.sql.session import Session
+
+    s = Session()
+    s.execute(f"CREATE CATALOG h WITH ('type' = 'paimon', 'metastore' = 'hive', 'uri' = '{hms_uri}', "
+              f"'warehouse' = '{tmp_path}/wh')")
+    s.execute("USE CATALOG h")
+    s.execute(f"CREATE DATABASE {db}")
+    s.execute(f"CREATE TABLE {db}.t (id BIGINT, dt STRING) PARTITIONED BY (dt) "
+              "WITH ('metastore.partitioned-table' = 'true')")
+    s.execute(f"INSERT INTO {db}.t VALUES (1, 'a'), (2, 'b')")
+    assert s.execute(f"SELECT count(*) AS n FROM {db}.t").column(0).to_pylist() == [2]
+    s.execute(f"ALTER TABLE {db}.t ADD COLUMNS (c INT)")
+    c = HiveCatalog(hms_uri, str(tmp_path / "wh"))
+    assert [col.name for col in c.client.call("get_table", db, "t").sd.cols] == ["id", "c"]
+    assert sorted(c.client.call("get_partition_names", db, "t", -1)) == ["dt=a", "dt=b"]
+    with pytest.raises(Exception, match="does not store views"):
+        s.execute(f"CREATE VIEW {db}.v AS SELECT 1 AS x")
+
+
+def test_metastore_lock(hms_uri, catalog, db):
+    """The metastore lock excludes a second holder until the first lets go."""
+    catalog.create_database(db)
+    first = HiveCommitLock(catalog.client, lambda p: None)
+    other = HiveCatalog(hms_uri, catalog.warehouse)
+    second = HiveCommitLock(other.client, lambda p: None, acquire_timeout=0.5, check_max_sleep=0.1)
+    lock_id = first.acquire(db, "t")
+    try:
+        with pytest.raises(LockTimeoutError):
+            second.acquire(db, "t")
+    finally:
+        first.release(lock_id)
+    second.release(second.acquire(db, "t"))
+    other.close()
+
+
+def _commit_worker(uri: str, warehouse: str, ident: str, worker: int, n: int) -> None:
+    c = HiveCatalog(uri, warehouse, options={"lock.enabled": "true", "lock-check-max-sleep": "100 ms"})
+    t = c.get_table(ident)
+    for i in range(n):
+        t.write(pa.table({"id": [worker * 1000 + i], "dt": ["a"], "v": ["x"]}))
+
+
+@pytest.mark.slow
+def test_two_processes_commit_under_the_metastore_lock(hms_uri, catalog, db):
+    catalog.create_database(db)
+    catalog.create_table(f"{db}.t", SCHEMA, options={"metastore.partitioned-table": "true"})
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_commit_worker, args=(hms_uri, catalog.warehouse, f"{db}.t", w, 5))
+             for w in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(240)
+        assert p.exitcode == 0
+    t = catalog.get_table(f"{db}.t")
+    assert sorted(t.to_arrow().column("id").to_pylist()) == sorted(w * 1000 + i for w in range(2) for i in range(5))
+    assert t.latest_snapshot().id == 10
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_spark_with_hive_support_sees_our_tables(hms_uri, catalog, db):
+    pyspark = pytest.importorskip("pyspark.sql")
+    catalog.create_database(db)
+    catalog.create_table(f"{db}.t", SCHEMA)
+    spark = (pyspark.SparkSession.builder.master("local[1]").appName("hive-catalog-test")
+             .config("spark.hadoop.hive.metastore.uris", hms_uri)
+             .config("spark.sql.catalogImplementation", "hive")
+             .config("spark.ui.enabled", "false").enableHiveSupport().getOrCreate())
+    try:
+        assert db in [r[0] for r in spark.sql("SHOW DATABASES").collect()]
+        assert [r.tableName for r in spark.sql(f"SHOW TABLES IN {db}").collect()] == ["t"]
+    finally:
+        spark.stop()
+
+
+# --------------------------------------------------------------------------- Java Paimon 0.9
+
+@pytest.fixture
+def java_hive(jo, hms_uri, monkeypatch):
+    """Java Paimon 0.9's HiveCatalog on the same metastore (the oracle's Hive mode)."""
+    from java.conftest import _ensure, oracle_dir
+    import subprocess
+
+    _ensure(jo, "0.9")
+    cp = subprocess.run(["bash", os.path.join(oracle_dir(), "hms.sh"), "classpath"], capture_output=True, text=True,
+                        env=dict(os.environ, PAIMON_ORACLE_PYTHON=os.environ.get("PAIMON_ORACLE_PYTHON", os.sys.executable)),
+                        check=True).stdout.strip()
+    monkeypatch.setenv("PAIMON_ORACLE_EXTRA_CP", cp)
+    monkeypatch.setenv("PAIMON_ORACLE_CATALOG", json.dumps({"metastore": "hive", "uri": hms_uri}))
+    return jo
+
+
+def _entry(catalog, db, name) -> dict:
+    """The fields of a metastore table entry both writers must agree on."""
+    h = catalog.client.call("get_table", db, name)
+    params = {k: v for k, v in h.parameters.items() if k not in ("transient_lastDdlTime",)}
+    return {"tableType": h.tableType, "params": params, "in": h.sd.inputFormat, "out": h.sd.outputFormat,
+            "serde": h.sd.serdeInfo.serializationLib, "serdeParams": h.sd.serdeInfo.parameters,
+            "cols": [(c.name, c.type, c.comment) for c in h.sd.cols],
+            "partitionKeys": [(c.name, c.type) for c in h.partitionKeys], "retention": h.retention,
+            "location": h.sd.location.split(f"/{db}.db/")[-1]}
+
+
+@pytest.mark.java
+def test_java_and_we_share_the_metastore(java_hive, catalog, db):
+    jo = java_hive
+    wh = catalog.warehouse
+    catalog.create_database(db)
+    opts = {"bucket": "1", "metastore.partitioned-table": "true", "hive.k": "v"}
+    fields = [("id", "BIGINT NOT NULL"), ("dt", "STRING NOT NULL"), ("v", "STRING"), ("d", "DECIMAL(10, 2)")]
+    jo.create(wh, f"{db}.java_t", fields, partition_keys=["dt"], primary_keys=["id", "dt"], options=opts,
+              version="0.9")
+    jo.write(wh, f"{db}.java_t", [{"id": 1, "dt": "a", "v": "x", "d": "1.50"}], version="0.9")
+    ours = catalog.create_table(f"{db}.our_t", pa.schema([pa.field("id", pa.int64(), False),
+                                                          pa.field("dt", pa.string(), False), ("v", pa.string()),
+                                                          ("d", pa.decimal128(10, 2))]),
+                                primary_keys=["id", "dt"], partition_keys=["dt"], options=opts)
+    ours.write(pa.table({"id": [2], "dt": ["b"], "v": ["y"], "d": pa.array([None], pa.decimal128(10, 2))}))
+
+    # the metastore entries, field by field
+    java_entry, our_entry = _entry(catalog, db, "java_t"), _entry(catalog, db, "our_t")
+    assert java_entry["location"] == "java_t" and our_entry["location"] == "our_t"
+    java_entry.pop("location"), our_entry.pop("location")
+    assert our_entry == java_entry
+    pj = catalog.client.call("get_partition", db, "java_t", ["a"])
+    po = catalog.client.call("get_partition", db, "our_t", ["b"])
+    assert (po.sd.inputFormat, po.sd.serdeInfo.serializationLib, po.sd.location.rstrip("/").rsplit("/", 1)[-1]) == \
+        (pj.sd.inputFormat, pj.sd.serdeInfo.serializationLib, "dt=b")
+
+    # each reads the other's table through its own Hive catalog
+    assert sorted(catalog.list_tables(db)) == ["java_t", "our_t"]
+    assert catalog.get_table(f"{db}.java_t").to_arrow().column("v").to_pylist() == ["x"]
+    assert [r["v"] for r in jo.read(wh, f"{db}.our_t", version="0.9")] == ["y"]
