@@ -1,11 +1,9 @@
 """The Hive catalog against a real Hive Metastore (the Thrift server inside pyspark, one per test
-run): what we register is checked through the metastore's own Thrift API, by Spark with Hive
-support, and by Java Paimon's HiveCatalog (0.9 only: the 1.0 bundle's Hadoop/Hive classes clash
-with pyspark's Hive 2.3 jars)."""
+run): what we register is checked through the metastore's own Thrift API and by Spark with Hive
+support; tests/java/test_java_hive_catalog.py checks it against Java Paimon's HiveCatalog."""
 
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import os
 import uuid
@@ -227,63 +225,3 @@ def test_spark_with_hive_support_sees_our_tables(hms_uri, catalog, db):
         assert [r.tableName for r in spark.sql(f"SHOW TABLES IN {db}").collect()] == ["t"]
     finally:
         spark.stop()
-
-
-# --------------------------------------------------------------------------- Java Paimon 0.9
-
-@pytest.fixture
-def java_hive(jo, hms_uri, monkeypatch):
-    """Java Paimon 0.9's HiveCatalog on the same metastore (the oracle's Hive mode)."""
-    from java.conftest import _ensure, oracle_dir
-    import subprocess
-
-    _ensure(jo, "0.9")
-    cp = subprocess.run(["bash", os.path.join(oracle_dir(), "hms.sh"), "classpath"], capture_output=True, text=True,
-                        env=dict(os.environ, PAIMON_ORACLE_PYTHON=os.environ.get("PAIMON_ORACLE_PYTHON", os.sys.executable)),
-                        check=True).stdout.strip()
-    monkeypatch.setenv("PAIMON_ORACLE_EXTRA_CP", cp)
-    monkeypatch.setenv("PAIMON_ORACLE_CATALOG", json.dumps({"metastore": "hive", "uri": hms_uri}))
-    return jo
-
-
-def _entry(catalog, db, name) -> dict:
-    """The fields of a metastore table entry both writers must agree on."""
-    h = catalog.client.call("get_table", db, name)
-    params = {k: v for k, v in h.parameters.items() if k not in ("transient_lastDdlTime",)}
-    return {"tableType": h.tableType, "params": params, "in": h.sd.inputFormat, "out": h.sd.outputFormat,
-            "serde": h.sd.serdeInfo.serializationLib, "serdeParams": h.sd.serdeInfo.parameters,
-            "cols": [(c.name, c.type, c.comment) for c in h.sd.cols],
-            "partitionKeys": [(c.name, c.type) for c in h.partitionKeys], "retention": h.retention,
-            "location": h.sd.location.split(f"/{db}.db/")[-1]}
-
-
-@pytest.mark.java
-def test_java_and_we_share_the_metastore(java_hive, catalog, db):
-    jo = java_hive
-    wh = catalog.warehouse
-    catalog.create_database(db)
-    opts = {"bucket": "1", "metastore.partitioned-table": "true", "hive.k": "v"}
-    fields = [("id", "BIGINT NOT NULL"), ("dt", "STRING NOT NULL"), ("v", "STRING"), ("d", "DECIMAL(10, 2)")]
-    jo.create(wh, f"{db}.java_t", fields, partition_keys=["dt"], primary_keys=["id", "dt"], options=opts,
-              version="0.9")
-    jo.write(wh, f"{db}.java_t", [{"id": 1, "dt": "a", "v": "x", "d": "1.50"}], version="0.9")
-    ours = catalog.create_table(f"{db}.our_t", pa.schema([pa.field("id", pa.int64(), False),
-                                                          pa.field("dt", pa.string(), False), ("v", pa.string()),
-                                                          ("d", pa.decimal128(10, 2))]),
-                                primary_keys=["id", "dt"], partition_keys=["dt"], options=opts)
-    ours.write(pa.table({"id": [2], "dt": ["b"], "v": ["y"], "d": pa.array([None], pa.decimal128(10, 2))}))
-
-    # the metastore entries, field by field
-    java_entry, our_entry = _entry(catalog, db, "java_t"), _entry(catalog, db, "our_t")
-    assert java_entry["location"] == "java_t" and our_entry["location"] == "our_t"
-    java_entry.pop("location"), our_entry.pop("location")
-    assert our_entry == java_entry
-    pj = catalog.client.call("get_partition", db, "java_t", ["a"])
-    po = catalog.client.call("get_partition", db, "our_t", ["b"])
-    assert (po.sd.inputFormat, po.sd.serdeInfo.serializationLib, po.sd.location.rstrip("/").rsplit("/", 1)[-1]) == \
-        (pj.sd.inputFormat, pj.sd.serdeInfo.serializationLib, "dt=b")
-
-    # each reads the other's table through its own Hive catalog
-    assert sorted(catalog.list_tables(db)) == ["java_t", "our_t"]
-    assert catalog.get_table(f"{db}.java_t").to_arrow().column("v").to_pylist() == ["x"]
-    assert [r["v"] for r in jo.read(wh, f"{db}.our_t", version="0.9")] == ["y"]
