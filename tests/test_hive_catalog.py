@@ -4,19 +4,23 @@ support; tests/java/test_java_hive_catalog.py checks it against Java Paimon's Hi
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import os
+import subprocess
+import sys
 import uuid
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 
 pytest.importorskip("pymetastore")
 
 from paimon_lab import Catalog, HiveCatalog, SchemaChange  # noqa: E402
 from paimon_lab.catalog.hive import INPUT_FORMAT, OUTPUT_FORMAT, SERDE, STORAGE_HANDLER  # noqa: E402
-from paimon_lab.catalog.hive_client import HiveCommitLock  # noqa: E402
-from paimon_lab.errors import (CatalogError, DatabaseNotEmptyError, LockTimeoutError,  # noqa: E402
+from paimon_lab.catalog.hive_client import HiveCommitLock, lock_enabled  # noqa: E402
+from paimon_lab.errors import (CatalogError, DatabaseNotEmptyError, LockTimeoutError, OptionError,  # noqa: E402
                                TableAlreadyExistError, TableNotExistError)
 from _servers import shared_hive_metastore  # noqa: E402
 
@@ -186,42 +190,78 @@ def test_metastore_lock(hms_uri, catalog, db):
     other.close()
 
 
-def _commit_worker(uri: str, warehouse: str, ident: str, worker: int, n: int) -> None:
-    c = HiveCatalog(uri, warehouse, options={"lock.enabled": "true", "lock-check-max-sleep": "100 ms"})
+def _commit_worker(uri: str, warehouse: str, ident: str, worker: int, n: int, out: str) -> None:
+    # An explicit file system: FileIO treats it as a store without atomic create (like an object
+    # store), so each snapshot is created under the commit lock.
+    c = HiveCatalog(uri, warehouse, filesystem=pafs.LocalFileSystem(),
+                    options={"lock.enabled": "true", "lock-check-max-sleep": "100 ms"})
+    lock = c.file_io.lock
+    assert isinstance(lock, HiveCommitLock)
+    taken = []
+    acquire = lock.acquire
+    lock.acquire = lambda db, table: taken.append((db, table)) or acquire(db, table)
     t = c.get_table(ident)
     for i in range(n):
         t.write(pa.table({"id": [worker * 1000 + i], "dt": ["a"], "v": ["x"]}))
+    with open(out, "w") as fh:
+        json.dump(taken, fh)
+
+
+def test_lock_defaults_as_java():
+    assert lock_enabled({}, object_store=True) and not lock_enabled({}, object_store=False)
+    assert lock_enabled({"lock.enabled": "true"}, object_store=False)
+    assert not lock_enabled({"lock.enabled": "false"}, object_store=True)
+    with pytest.raises(OptionError):
+        lock_enabled({"lock.enabled": "yes"}, object_store=True)
 
 
 @pytest.mark.slow
-def test_two_processes_commit_under_the_metastore_lock(hms_uri, catalog, db):
+def test_two_processes_commit_under_the_metastore_lock(hms_uri, catalog, db, tmp_path):
+    """Two processes commit to one table on a store without atomic create; the metastore lock
+    serializes them and nothing is lost."""
     catalog.create_database(db)
-    catalog.create_table(f"{db}.t", SCHEMA, options={"metastore.partitioned-table": "true"})
+    catalog.create_table(f"{db}.t", SCHEMA, partition_keys=["dt"], options={"metastore.partitioned-table": "true"})
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_commit_worker, args=(hms_uri, catalog.warehouse, f"{db}.t", w, 5))
+    outs = [str(tmp_path / f"w{w}.json") for w in range(2)]
+    procs = [ctx.Process(target=_commit_worker, args=(hms_uri, catalog.warehouse, f"{db}.t", w, 5, outs[w]))
              for w in range(2)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(240)
         assert p.exitcode == 0
+    for out in outs:
+        with open(out) as fh:
+            taken = json.load(fh)
+        assert len(taken) >= 5 and {tuple(x) for x in taken} == {(db, "t")}
     t = catalog.get_table(f"{db}.t")
     assert sorted(t.to_arrow().column("id").to_pylist()) == sorted(w * 1000 + i for w in range(2) for i in range(5))
     assert t.latest_snapshot().id == 10
+    assert catalog.client.call("get_partition_names", db, "t", -1) == ["dt=a"]
+
+
+_SPARK = """
+import json, sys
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[1]").appName("hive-catalog-test")
+         .config("spark.hadoop.hive.metastore.uris", sys.argv[1]).config("spark.ui.enabled", "false")
+         .enableHiveSupport().getOrCreate())
+dbs = [r[0] for r in spark.sql("SHOW DATABASES").collect()]
+tables = [r.tableName for r in spark.sql(f"SHOW TABLES IN {sys.argv[2]}").collect()]
+spark.stop()
+print(json.dumps([dbs, tables]))
+"""
 
 
 @pytest.mark.spark
 @pytest.mark.slow
 def test_spark_with_hive_support_sees_our_tables(hms_uri, catalog, db):
-    pyspark = pytest.importorskip("pyspark.sql")
+    """A Spark session with Hive support (its own process: no other session's settings) on the
+    same metastore lists our database and table."""
+    pytest.importorskip("pyspark")
     catalog.create_database(db)
     catalog.create_table(f"{db}.t", SCHEMA)
-    spark = (pyspark.SparkSession.builder.master("local[1]").appName("hive-catalog-test")
-             .config("spark.hadoop.hive.metastore.uris", hms_uri)
-             .config("spark.sql.catalogImplementation", "hive")
-             .config("spark.ui.enabled", "false").enableHiveSupport().getOrCreate())
-    try:
-        assert db in [r[0] for r in spark.sql("SHOW DATABASES").collect()]
-        assert [r.tableName for r in spark.sql(f"SHOW TABLES IN {db}").collect()] == ["t"]
-    finally:
-        spark.stop()
+    r = subprocess.run([sys.executable, "-c", _SPARK, hms_uri, db], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    dbs, tables = json.loads(r.stdout.strip().splitlines()[-1])
+    assert db in dbs and tables == ["t"]

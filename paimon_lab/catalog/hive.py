@@ -27,7 +27,7 @@ import pyarrow as pa
 from paimon_lab.core import types as T
 from paimon_lab.core.partition import value_to_partition_string
 from paimon_lab.core.schema import SchemaManager, TableSchema
-from paimon_lab.errors import (CatalogError, DatabaseAlreadyExistError, DatabaseNotEmptyError,
+from paimon_lab.errors import (CatalogError, DatabaseAlreadyExistError, HiveMetastoreError, DatabaseNotEmptyError,
                                DatabaseNotExistError, TableAlreadyExistError, TableNotExistError)
 from paimon_lab.io.file_io import check_name, check_new_table_name, join, normalize_path
 from paimon_lab.io.fs_options import filesystem_from_options
@@ -52,6 +52,7 @@ OPT_TABLE_TYPE = "table.type"
 OPT_SYNC_ALL = "sync-all-properties"
 OPT_PARTITIONED = "metastore.partitioned-table"
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
+NOT_FOUND, ALREADY_EXISTS = "NoSuchObjectException", "AlreadyExistsException"
 _REFUSED = {"hadoop-conf-dir": "configure the warehouse file system with the s3.*/oss.* options instead",
             "location-in-properties": "only the storage location (Java's default) is supported",
             "format-table.enabled": "Hive format tables cannot be read by paimon-lab"}
@@ -163,16 +164,20 @@ class HiveCatalog(WarehouseCatalog):
         """The metastore's entry of ``db.name``, or None."""
         try:
             return self.client.call("get_table", db, name)
-        except self.types.NoSuchObjectException:
-            return None
+        except HiveMetastoreError as e:
+            if e.kind == NOT_FOUND:
+                return None
+            raise
 
     # ------------------------------------------------------------------ databases
     def _database(self, name: str):
         check_name("database", name)
         try:
             return self.client.call("get_database", name)
-        except self.types.NoSuchObjectException:
-            raise DatabaseNotExistError(name) from None
+        except HiveMetastoreError as e:
+            if e.kind == NOT_FOUND:
+                raise DatabaseNotExistError(name) from None
+            raise
 
     def database_path(self, name: str) -> str:
         """The database's location in the metastore."""
@@ -213,7 +218,9 @@ class HiveCatalog(WarehouseCatalog):
         db = self.types.Database(name=name, description=comment, locationUri=location, parameters=params)
         try:
             self.client.call("create_database", db)
-        except self.types.AlreadyExistsException:
+        except HiveMetastoreError as e:
+            if e.kind != ALREADY_EXISTS:
+                raise
             if not ignore_if_exists:
                 raise DatabaseAlreadyExistError(name) from None
 
@@ -347,7 +354,7 @@ class HiveCatalog(WarehouseCatalog):
             self.client.call("create_table", self._new_hms_table(db, name, table_schema, path))
         except BaseException as e:
             self.file_io.delete_dir(path)
-            if isinstance(e, self.types.AlreadyExistsException):
+            if isinstance(e, HiveMetastoreError) and e.kind == ALREADY_EXISTS:
                 raise TableAlreadyExistError(full) from None
             raise
         return self.get_table(full)
@@ -457,8 +464,9 @@ class HiveTableSync(MetastoreSync):
             for name in sorted(present - set(wanted)):
                 try:
                     c.client.call("drop_partition_by_name", self.database, self.table, name, False)
-                except t.NoSuchObjectException:
-                    pass
+                except HiveMetastoreError as e:
+                    if e.kind != NOT_FOUND:
+                        raise
             added = [wanted[n] for n in wanted if n not in present]
         if not added:
             return

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlparse
 
 from paimon_lab.core.options import parse_duration
-from paimon_lab.errors import CatalogError, LockTimeoutError, OptionError
+from paimon_lab.errors import CatalogError, HiveMetastoreError, LockTimeoutError, OptionError
 from paimon_lab.io.file_io import CommitLock
 
 HIVE_SITE = "hive-site.xml"
@@ -36,12 +36,13 @@ OPT_CHECK_MAX_SLEEP = "lock-check-max-sleep"    # Java default 8 s
 def _thrift():
     try:
         from thrift.protocol import TBinaryProtocol
+        from thrift.Thrift import TException
         from thrift.transport import TSocket, TTransport
         from pymetastore.hive_metastore import ThriftHiveMetastore, ttypes
     except ImportError:
         raise CatalogError("The Hive catalog needs the Hive Metastore Thrift client: "
                            "pip install 'paimon-lab[hive]' (pymetastore and thrift)") from None
-    return TSocket, TTransport, TBinaryProtocol, ThriftHiveMetastore, ttypes
+    return TSocket, TTransport, TBinaryProtocol, ThriftHiveMetastore, ttypes, TException
 
 
 def ttypes():
@@ -107,7 +108,7 @@ class MetastoreClient:
         self.types = ttypes()
 
     def _open(self) -> None:
-        TSocket, TTransport, TBinaryProtocol, ThriftHiveMetastore, _ = _thrift()
+        TSocket, TTransport, TBinaryProtocol, ThriftHiveMetastore, _, _ = _thrift()
         errors = []
         for host, port in self.addresses:
             sock = TSocket.TSocket(host, port)
@@ -125,8 +126,9 @@ class MetastoreClient:
 
     def call(self, method: str, *args: Any) -> Any:
         """``client.method(*args)``; a broken connection is reopened and the call tried once more.
-        The metastore's own exceptions (NoSuchObjectException, ...) reach the caller."""
-        _, TTransport, _, _, _ = _thrift()
+        The metastore's exceptions become :class:`HiveMetastoreError` with their ``kind`` (the
+        generated ones are immutable: they cannot pass through a ``with`` block)."""
+        _, TTransport, _, _, _, TException = _thrift()
         with self._lock:
             for attempt in (0, 1):
                 if self._client is None:
@@ -136,7 +138,11 @@ class MetastoreClient:
                 except (TTransport.TTransportException, OSError, EOFError) as e:
                     self.close()
                     if attempt:
-                        raise CatalogError(f"Hive metastore call {method} failed: {e}") from None
+                        raise HiveMetastoreError(f"Hive metastore call {method} failed: {e}", "transport") from None
+                except TException as e:
+                    kind = type(e).__name__
+                    message = getattr(e, "message", None) or str(e)
+                    raise HiveMetastoreError(f"Hive metastore {method}: {kind}: {message}", kind) from None
 
     def close(self) -> None:
         with self._lock:
@@ -202,8 +208,9 @@ class HiveCommitLock(CommitLock):
         if lock_id and lock_id > 0:
             try:
                 self.client.call("unlock", self.client.types.UnlockRequest(lockid=lock_id))
-            except self.client.types.NoSuchLockException:
-                pass
+            except HiveMetastoreError as e:
+                if e.kind != "NoSuchLockException":
+                    raise
 
     @contextmanager
     def hold(self, key: str) -> Iterator[None]:
