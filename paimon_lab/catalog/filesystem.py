@@ -37,9 +37,6 @@ class Catalog(WarehouseCatalog):
                 raise CatalogError("A Hive catalog takes the metastore's lock ('lock.enabled'), not a lock object")
             rest = {k: v for k, v in options.items() if k != "metastore"}
             return HiveCatalog(rest.pop("uri", None), warehouse, filesystem=filesystem, options=rest)
-        if metastore != "filesystem":
-            raise CatalogError(f"Catalog(options={{'metastore': '{metastore}'}}) is not available: use "
-                               "'filesystem' or 'hive' here, JdbcCatalog for 'jdbc'")
         return super().__new__(cls)
 
     def __init__(self, warehouse: str, *, filesystem=None, lock: CommitLock | None = None,
