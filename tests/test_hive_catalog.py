@@ -56,7 +56,7 @@ def test_catalog_factory_and_options(hms_uri, tmp_path):
     c2 = HiveCatalog(hive_conf_dir=str(conf))
     assert c2.uri == hms_uri and c2.warehouse == f"{tmp_path}/wh2"
     for bad in ({"hadoop-conf-dir": "/etc/hadoop"}, {"location-in-properties": "true"},
-                {"format-table.enabled": "true"}, {"table.type": "view"}):
+                {"table.type": "view"}):
         with pytest.raises(CatalogError):
             HiveCatalog(hms_uri, str(tmp_path / "wh"), options=bad)
     with pytest.raises(CatalogError, match="thrift://"):
@@ -152,6 +152,53 @@ def test_hive_tables_that_are_not_paimon_and_views(catalog, db, tmp_path):
         catalog.get_table(f"{db}.csv")
     with pytest.raises(CatalogError, match="views"):
         catalog.create_view(f"{db}.v", "SELECT 1", pa.schema([("x", pa.int32())]))
+
+
+def _hive_table(catalog, db, name, location, cols, serde, input_format, output_format, serde_params=None,
+                partition_keys=()):
+    T = catalog.types
+    sd = T.StorageDescriptor(cols=[T.FieldSchema(name=n, type=t) for n, t in cols], location=location,
+                             inputFormat=input_format, outputFormat=output_format,
+                             serdeInfo=T.SerDeInfo(serializationLib=serde, parameters=serde_params or {}))
+    catalog.client.call("create_table", T.Table(
+        tableName=name, dbName=db, sd=sd, partitionKeys=[T.FieldSchema(name=n, type=t) for n, t in partition_keys],
+        parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"))
+
+
+def test_hive_format_tables(hms_uri, db, tmp_path):
+    import pyarrow.parquet as pq
+
+    from paimon_lab.catalog.hive_format import HiveFormatTable
+    from paimon_lab.sql.session import Session
+
+    c = HiveCatalog(hms_uri, str(tmp_path / "wh"), options={"format-table.enabled": "true"})
+    c.create_database(db)
+    (tmp_path / "txt" / "dt=d1").mkdir(parents=True)
+    (tmp_path / "txt" / "dt=d1" / "part-0").write_text("1\x01a\n2\x01b\n")
+    _hive_table(c, db, "txt", str(tmp_path / "txt"), [("id", "int"), ("name", "string")],
+                "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe", "org.apache.hadoop.mapred.TextInputFormat",
+                "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat", partition_keys=[("dt", "string")])
+    (tmp_path / "pq").mkdir()
+    pq.write_table(pa.table({"k": pa.array([5], pa.int64()), "tags": [["x", "y"]]}), tmp_path / "pq" / "f.parquet")
+    _hive_table(c, db, "pq", str(tmp_path / "pq"), [("k", "bigint"), ("tags", "array<string>")],
+                "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat")
+    _hive_table(c, db, "avro", str(tmp_path / "avro"), [("k", "int")], "org.apache.hadoop.hive.serde2.avro.AvroSerDe",
+                "org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
+                "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat")
+    assert c.list_tables(db) == ["pq", "txt"]
+    t = c.get_table(f"{db}.txt")
+    assert isinstance(t, HiveFormatTable) and t.options["csv.field-delimiter"] == "\x01"
+    with pytest.raises(CatalogError, match="Parquet, ORC and text"):
+        c.get_table(f"{db}.avro")
+    s = Session()
+    s.add_catalog("h", c, use=True)
+    got = s.execute(f"SELECT id, name, dt FROM {db}.txt ORDER BY id").to_pylist()
+    assert got == [{"id": 1, "name": "a", "dt": "d1"}, {"id": 2, "name": "b", "dt": "d1"}]
+    assert s.execute(f"SELECT k, tags FROM {db}.pq").to_pylist() == [{"k": 5, "tags": ["x", "y"]}]
+    with pytest.raises(Exception, match="does not write it"):
+        s.execute(f"INSERT INTO {db}.pq VALUES (6, ARRAY['z'])")
 
 
 def test_sql_catalog(hms_uri, db, tmp_path):

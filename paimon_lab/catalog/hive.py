@@ -11,8 +11,9 @@ partitioned Hive table and each commit adds (or, when it deleted files, drops) i
 With ``lock.enabled`` (Java's default: on for object stores) commits take the metastore's
 table lock (:class:`~paimon_lab.catalog.hive_client.HiveCommitLock`).
 
-Not supported, refused with an error: views, Hive tables that are not Paimon tables (format
-tables), ``location-in-properties``, ``hadoop-conf-dir`` and other metastore client classes.
+Hive tables that are not Paimon tables are read-only format tables with ``format-table.enabled``
+(:mod:`.hive_format`), refused otherwise. Not supported, refused with an error: views,
+``location-in-properties``, ``hadoop-conf-dir`` and other metastore client classes.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from paimon_lab.store.metastore import MetastoreSync
 from paimon_lab.system import parse_system_identifier
 from paimon_lab.table import Table
 from paimon_lab.catalog.base import WarehouseCatalog
+from paimon_lab.catalog.hive_format import HiveFormatTable
 from paimon_lab.catalog.hive_client import MetastoreClient, commit_lock_from_options, hive_conf
 from paimon_lab.catalog.identifier import split_branch, split_identifier
 from paimon_lab.catalog.table_schema import table_schema_for
@@ -51,11 +53,11 @@ HIVE_PREFIX = "hive."
 OPT_TABLE_TYPE = "table.type"
 OPT_SYNC_ALL = "sync-all-properties"
 OPT_PARTITIONED = "metastore.partitioned-table"
+OPT_FORMAT_TABLE = "format-table.enabled"
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 NOT_FOUND, ALREADY_EXISTS = "NoSuchObjectException", "AlreadyExistsException"
 _REFUSED = {"hadoop-conf-dir": "configure the warehouse file system with the s3.*/oss.* options instead",
-            "location-in-properties": "only the storage location (Java's default) is supported",
-            "format-table.enabled": "Hive format tables cannot be read by paimon-lab"}
+            "location-in-properties": "only the storage location (Java's default) is supported"}
 
 
 def hive_type(t: T.DataType) -> str:
@@ -130,6 +132,7 @@ class HiveCatalog(WarehouseCatalog):
             raise CatalogError(f"Option '{OPT_TABLE_TYPE}' must be 'managed' or 'external', not '{table_type}'")
         self.external = table_type == "external"
         self.sync_all = _flag(self.options, OPT_SYNC_ALL)
+        self.format_tables = _flag(self.options, OPT_FORMAT_TABLE)
         self.uri = self.conf.get("hive.metastore.uris", "")
         self.client = MetastoreClient(self.uri)
         self.types = self.client.types
@@ -259,7 +262,14 @@ class HiveCatalog(WarehouseCatalog):
             return []
         out = []
         for t in self.client.call("get_table_objects_by_name", database, names):
-            if is_paimon_table(t) and SchemaManager(self.file_io, self._location(database, t.tableName, t)).list_ids():
+            if is_paimon_table(t):
+                if SchemaManager(self.file_io, self._location(database, t.tableName, t)).list_ids():
+                    out.append(t.tableName)
+            elif self.format_tables:
+                try:
+                    HiveFormatTable(self.file_io, t)
+                except CatalogError:
+                    continue
                 out.append(t.tableName)
         return sorted(out)
 
@@ -359,8 +369,10 @@ class HiveCatalog(WarehouseCatalog):
             raise
         return self.get_table(full)
 
-    def get_table(self, identifier: str) -> Table:
-        """Load ``db.table`` (or ``db.table$branch_NAME``) registered in the metastore."""
+    def get_table(self, identifier: str) -> "Table | HiveFormatTable":
+        """Load ``db.table`` (or ``db.table$branch_NAME``) registered in the metastore. With
+        ``format-table.enabled = true`` a Hive Parquet/ORC/text table comes back as a read-only
+        :class:`~paimon_lab.catalog.hive_format.HiveFormatTable` (read it with SQL)."""
         identifier, branch = split_branch(identifier)
         db, name = split_identifier(identifier)
         full = f"{db}.{name}"
@@ -368,9 +380,12 @@ class HiveCatalog(WarehouseCatalog):
         if hms is None:
             raise TableNotExistError(full)
         if not is_paimon_table(hms):
+            if self.format_tables and branch == "main":
+                return HiveFormatTable(self.file_io, hms)
             fmt = (hms.sd.inputFormat if hms.sd else None) or hms.tableType
-            raise CatalogError(f"Table '{full}' is a Hive table ({fmt}), not a Paimon table; paimon-lab "
-                               "cannot read Hive format tables")
+            raise CatalogError(f"Table '{full}' is a Hive table ({fmt}), not a Paimon table; set the catalog "
+                               f"option '{OPT_FORMAT_TABLE}' = 'true' to read Parquet, ORC and text tables "
+                               "as format tables")
         path = self._location(db, name, hms)
         if branch == "main" and not SchemaManager(self.file_io, path).list_ids():
             raise CatalogError(f"Table '{full}' is registered in the Hive metastore but {path} holds no "
