@@ -5,7 +5,8 @@
   with :mod:`.jdbc_connection` (the database), :mod:`.jdbc_lock` (the commit lock) and
   :mod:`.views` (stored views).
 - :mod:`.hive`: :class:`HiveCatalog`, a Hive Metastore is (Java Paimon's entries), with
-  :mod:`.hive_client` (the Thrift client and the metastore's commit lock).
+  :mod:`.hive_client` (the Thrift client and the metastore's commit lock) and :mod:`.hive_format`
+  (Hive Parquet/ORC/text tables as read-only format tables).
 - :mod:`.identifier`: ``db.table$branch_b`` identifiers; :mod:`.table_schema`: schema 0 of a
   new table; :mod:`.base`: what both catalogs share.
 """
