@@ -21,7 +21,8 @@ from paimon_lab import Catalog, HiveCatalog, SchemaChange  # noqa: E402
 from paimon_lab.catalog.hive import INPUT_FORMAT, OUTPUT_FORMAT, SERDE, STORAGE_HANDLER  # noqa: E402
 from paimon_lab.catalog.hive_client import HiveCommitLock, lock_enabled  # noqa: E402
 from paimon_lab.errors import (CatalogError, DatabaseNotEmptyError, LockTimeoutError, OptionError,  # noqa: E402
-                               TableAlreadyExistError, TableNotExistError)
+                               TableAlreadyExistError, TableNotExistError, ViewAlreadyExistError,
+                               ViewNotExistError)
 from _servers import shared_hive_metastore  # noqa: E402
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string())])
@@ -137,7 +138,7 @@ def test_types_and_external(hms_uri, db, tmp_path):
     assert os.path.isdir(path)  # an external table's files stay
 
 
-def test_hive_tables_that_are_not_paimon_and_views(catalog, db, tmp_path):
+def test_hive_tables_that_are_not_paimon(catalog, db, tmp_path):
     catalog.create_database(db)
     T = catalog.types
     sd = T.StorageDescriptor(cols=[T.FieldSchema(name="a", type="int")], location=str(tmp_path / "csv"),
@@ -150,8 +151,30 @@ def test_hive_tables_that_are_not_paimon_and_views(catalog, db, tmp_path):
     assert catalog.list_tables(db) == []
     with pytest.raises(CatalogError, match="not a Paimon table"):
         catalog.get_table(f"{db}.csv")
-    with pytest.raises(CatalogError, match="views"):
-        catalog.create_view(f"{db}.v", "SELECT 1", pa.schema([("x", pa.int32())]))
+
+
+def test_views_in_metastore(catalog, db):
+    catalog.create_database(db)
+    schema = pa.schema([("x", pa.int32()), ("s", pa.string())])
+    catalog.create_view(f"{db}.v", "SELECT 1 AS x, 'a' AS s", schema, "a view", options={"k": "v"})
+    h = catalog.client.call("get_table", db, "v")
+    assert h.tableType == "VIRTUAL_VIEW" and h.viewOriginalText == h.viewExpandedText == "SELECT 1 AS x, 'a' AS s"
+    assert [(c.name, c.type) for c in h.sd.cols] == [("x", "int"), ("s", "string")]
+    assert h.parameters["k"] == "v" and h.parameters["comment"] == "a view"
+    v = catalog.get_view(f"{db}.v")
+    assert v.query == "SELECT 1 AS x, 'a' AS s" and v.comment == "a view" and v.options == {"k": "v"}
+    assert v.schema.names == ["x", "s"]
+    assert catalog.list_views(db) == ["v"] and catalog.list_tables(db) == []
+    with pytest.raises(ViewAlreadyExistError):
+        catalog.create_view(f"{db}.v", "SELECT 2 AS x", pa.schema([("x", pa.int32())]))
+    catalog.alter_view(f"{db}.v", "SELECT 2 AS x", pa.schema([("x", pa.int32())]))
+    assert catalog.get_view(f"{db}.v").query == "SELECT 2 AS x"
+    catalog.rename_view(f"{db}.v", f"{db}.w")
+    assert catalog.list_views(db) == ["w"]
+    catalog.drop_view(f"{db}.w")
+    assert catalog.list_views(db) == []
+    with pytest.raises(ViewNotExistError):
+        catalog.get_view(f"{db}.w")
 
 
 def _hive_table(catalog, db, name, location, cols, serde, input_format, output_format, serde_params=None,
@@ -217,8 +240,9 @@ def test_sql_catalog(hms_uri, db, tmp_path):
     c = HiveCatalog(hms_uri, str(tmp_path / "wh"))
     assert [col.name for col in c.client.call("get_table", db, "t").sd.cols] == ["id", "c"]
     assert sorted(c.client.call("get_partition_names", db, "t", -1)) == ["dt=a", "dt=b"]
-    with pytest.raises(Exception, match="does not store views"):
-        s.execute(f"CREATE VIEW {db}.v AS SELECT 1 AS x")
+    s.execute(f"CREATE VIEW {db}.v AS SELECT id FROM {db}.t WHERE dt = 'a'")
+    assert s.execute(f"SELECT * FROM {db}.v").column(0).to_pylist() == [1]
+    assert c.client.call("get_table", db, "v").tableType == "VIRTUAL_VIEW"
 
 
 def test_metastore_lock(hms_uri, catalog, db):

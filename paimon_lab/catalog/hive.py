@@ -12,8 +12,8 @@ With ``lock.enabled`` (Java's default: on for object stores) commits take the me
 table lock (:class:`~paimon_lab.catalog.hive_client.HiveCommitLock`).
 
 Hive tables that are not Paimon tables are read-only format tables with ``format-table.enabled``
-(:mod:`.hive_format`), refused otherwise. Not supported, refused with an error: views,
-``location-in-properties``, ``hadoop-conf-dir`` and other metastore client classes.
+(:mod:`.hive_format`), refused otherwise. Views are ``VIRTUAL_VIEW`` entries, as Java Paimon (1.x)
+stores them. Not supported, refused with an error: ``location-in-properties``, ``hadoop-conf-dir`` and other metastore client classes.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from paimon_lab.core import types as T
 from paimon_lab.core.partition import value_to_partition_string
 from paimon_lab.core.schema import SchemaManager, TableSchema
 from paimon_lab.errors import (CatalogError, DatabaseAlreadyExistError, HiveMetastoreError, DatabaseNotEmptyError,
-                               DatabaseNotExistError, TableAlreadyExistError, TableNotExistError)
+                               DatabaseNotExistError, TableAlreadyExistError, TableNotExistError,
+                               ViewAlreadyExistError, ViewNotExistError)
 from paimon_lab.io.file_io import check_name, check_new_table_name, join, normalize_path
 from paimon_lab.io.fs_options import filesystem_from_options
 from paimon_lab.operation.scan import FileStoreScan
@@ -37,10 +38,11 @@ from paimon_lab.store.metastore import MetastoreSync
 from paimon_lab.system import parse_system_identifier
 from paimon_lab.table import Table
 from paimon_lab.catalog.base import WarehouseCatalog
-from paimon_lab.catalog.hive_format import HiveFormatTable
+from paimon_lab.catalog.hive_format import HiveFormatTable, paimon_type
 from paimon_lab.catalog.hive_client import MetastoreClient, commit_lock_from_options, hive_conf
 from paimon_lab.catalog.identifier import split_branch, split_identifier
 from paimon_lab.catalog.table_schema import table_schema_for
+from paimon_lab.catalog.views import View, checked_view
 
 INPUT_FORMAT = "org.apache.paimon.hive.mapred.PaimonInputFormat"
 OUTPUT_FORMAT = "org.apache.paimon.hive.mapred.PaimonOutputFormat"
@@ -56,6 +58,7 @@ OPT_PARTITIONED = "metastore.partitioned-table"
 OPT_FORMAT_TABLE = "format-table.enabled"
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 NOT_FOUND, ALREADY_EXISTS = "NoSuchObjectException", "AlreadyExistsException"
+VIRTUAL_VIEW = "VIRTUAL_VIEW"
 _REFUSED = {"hadoop-conf-dir": "configure the warehouse file system with the s3.*/oss.* options instead",
             "location-in-properties": "only the storage location (Java's default) is supported"}
 
@@ -437,8 +440,109 @@ class HiveCatalog(WarehouseCatalog):
         self.client.call("alter_table", ndb, nname, hms)
         self._locations.pop(src, None)
 
-    def create_view(self, identifier: str, *args: Any, **kwargs: Any):
-        raise CatalogError(f"Cannot create view '{identifier}': paimon-lab's Hive catalog does not store views")
+    # ------------------------------------------------------------------ views
+    def _hms_view(self, db: str, name: str):
+        hms = self._hms_table(db, name)
+        return hms if hms is not None and (hms.tableType or "").upper() == VIRTUAL_VIEW else None
+
+    def _view_entry(self, db: str, name: str, view: View, parameters: dict[str, str] | None = None):
+        """A ``VIRTUAL_VIEW`` entry as Java Paimon writes one: the query as its original and
+        expanded text, the result columns in Hive types, the options (and comment) as parameters."""
+        t = self.types
+        params = dict(parameters or {})
+        params.update(view.options)
+        if view.comment is not None:
+            params["comment"] = view.comment
+        sd = t.StorageDescriptor(cols=[t.FieldSchema(name=f.name, type=hive_type(f.type), comment=f.description)
+                                       for f in view.fields],
+                                 serdeInfo=t.SerDeInfo(parameters={}), parameters={}, bucketCols=[], sortCols=[])
+        return t.Table(tableName=name, dbName=db, owner=getpass.getuser(), createTime=int(time.time()),
+                       partitionKeys=[], parameters=params, viewOriginalText=view.query,
+                       viewExpandedText=view.query, tableType=VIRTUAL_VIEW, sd=sd)
+
+    def view_exists(self, identifier: str) -> bool:
+        db, name = split_identifier(identifier)
+        return self._hms_view(db, name) is not None
+
+    def get_view(self, identifier: str) -> View:
+        db, name = split_identifier(identifier)
+        hms = self._hms_view(db, name)
+        if hms is None:
+            raise ViewNotExistError(f"{db}.{name}")
+        options = {k: v for k, v in (hms.parameters or {}).items() if k != "transient_lastDdlTime"}
+        comment = options.pop("comment", None)
+        fields = tuple(T.DataField(i, c.name, paimon_type(c.type), c.comment) for i, c in enumerate(hms.sd.cols))
+        return View(f"{db}.{name}", hms.viewExpandedText or hms.viewOriginalText or "", fields, comment, {},
+                    options)
+
+    def create_view(self, identifier: str, query: str, schema: pa.Schema, comment: str | None = None, *,
+                    dialects: Mapping[str, str] | None = None, options: Mapping[str, str] | None = None,
+                    ignore_if_exists: bool = False) -> View:
+        """Store a view in the metastore (a ``VIRTUAL_VIEW`` table, as Java Paimon stores it)."""
+        db, name = split_identifier(identifier)
+        full = f"{db}.{name}"
+        view = checked_view("create", full, query, schema, comment, None, options)
+        if dialects:
+            raise CatalogError(f"Cannot create view '{full}': a Hive view has one query, not dialects")
+        if not self.database_exists(db):
+            raise DatabaseNotExistError(db)
+        existing = self._hms_table(db, name)
+        if existing is not None:
+            if (existing.tableType or "").upper() != VIRTUAL_VIEW:
+                raise ViewAlreadyExistError(full, "a table with that name exists")
+            if ignore_if_exists:
+                return self.get_view(full)
+            raise ViewAlreadyExistError(full)
+        try:
+            self.client.call("create_table", self._view_entry(db, name, view))
+        except HiveMetastoreError as e:
+            if e.kind != ALREADY_EXISTS:
+                raise
+            if ignore_if_exists:
+                return self.get_view(full)
+            raise ViewAlreadyExistError(full) from None
+        return view
+
+    def alter_view(self, identifier: str, query: str, schema: pa.Schema, comment: str | None = None, *,
+                   dialects: Mapping[str, str] | None = None, options: Mapping[str, str] | None = None) -> View:
+        """Replace the definition (query and result schema) of an existing view."""
+        db, name = split_identifier(identifier)
+        full = f"{db}.{name}"
+        view = checked_view("alter", full, query, schema, comment, None, options)
+        if dialects:
+            raise CatalogError(f"Cannot alter view '{full}': a Hive view has one query, not dialects")
+        if self._hms_view(db, name) is None:
+            raise ViewNotExistError(full)
+        self.client.call("alter_table", db, name, self._view_entry(db, name, view))
+        return view
+
+    def drop_view(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        db, name = split_identifier(identifier)
+        if self._hms_view(db, name) is None:
+            if ignore_if_not_exists:
+                return
+            raise ViewNotExistError(f"{db}.{name}")
+        self.client.call("drop_table", db, name, False)
+
+    def rename_view(self, identifier: str, new_identifier: str) -> None:
+        db, name = split_identifier(identifier)
+        ndb, nname = split_identifier(new_identifier)
+        hms = self._hms_view(db, name)
+        if hms is None:
+            raise ViewNotExistError(f"{db}.{name}")
+        if not self.database_exists(ndb):
+            raise DatabaseNotExistError(ndb)
+        if self._hms_table(ndb, nname) is not None:
+            raise ViewAlreadyExistError(f"{ndb}.{nname}")
+        hms.dbName, hms.tableName = ndb, nname
+        self.client.call("alter_table", db, name, hms)
+
+    def list_views(self, database: str) -> list[str]:
+        if not self.database_exists(database):
+            raise DatabaseNotExistError(database)
+        names = self.client.call("get_all_tables", database)
+        return sorted(t.tableName for t in self.client.call("get_table_objects_by_name", database, names or [])
+                      if (t.tableType or "").upper() == VIRTUAL_VIEW)
 
     def __repr__(self) -> str:
         return f"HiveCatalog({self.uri!r}, {self.warehouse!r})"

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from paimon_lab.core import types as T
 from paimon_lab.io.file_io import join
-from paimon_lab.errors import CatalogError, ViewNotExistError
+from paimon_lab.errors import ViewNotExistError
 from paimon_lab.sql.datagen import DatagenSpec
 from paimon_lab.sql.spelling import quote
 
@@ -77,7 +77,9 @@ class PaimonCatalog:
 
     @property
     def is_jdbc(self) -> bool:
-        return hasattr(self.catalog, "create_view") and hasattr(self.catalog, "db")
+        """Whether views live in the catalog's own registry (JDBC database, Hive metastore)."""
+        return hasattr(self.catalog, "create_view") and (hasattr(self.catalog, "db")
+                                                         or getattr(self.catalog, "metastore", None) == "hive")
 
     # ------------------------------------------------------------------ views
     def view_path(self, db: str, name: str) -> str:
@@ -112,9 +114,6 @@ class PaimonCatalog:
 
     def put_view(self, view: ViewDef, schema: pa.Schema, *, exists: bool) -> None:
         """Store a view (replacing the one of that name when ``exists``)."""
-        if getattr(self.catalog, "metastore", None) == "hive":
-            raise CatalogError(f"Cannot store view '{view.database}.{view.name}': paimon-lab's Hive catalog "
-                               "does not store views")
         ctx_catalog = None if view.scope.catalog == self.name else view.scope.catalog
         if self.is_jdbc:
             ident = f"{quote(view.database)}.{quote(view.name)}"
