@@ -40,7 +40,7 @@ from paimon_lab.table import Table
 from paimon_lab.catalog.base import WarehouseCatalog
 from paimon_lab.catalog.hive_format import HiveFormatTable, paimon_type
 from paimon_lab.catalog.hive_client import MetastoreClient, commit_lock_from_options, hive_conf
-from paimon_lab.catalog.identifier import split_branch, split_identifier
+from paimon_lab.catalog.identifier import split_branch, split_identifier, table_of_warehouse_path
 from paimon_lab.catalog.table_schema import table_schema_for
 from paimon_lab.catalog.views import View, checked_view
 
@@ -161,10 +161,11 @@ class HiveCatalog(WarehouseCatalog):
         self.close()
 
     def _table_of_path(self, path: str) -> tuple[str, str] | None:
+        """(database, table) of a path inside a table directory, for the lock."""
         for location, table in self._locations.items():
             if path == location or path.startswith(location + "/"):
                 return table
-        return None
+        return table_of_warehouse_path(self.warehouse, path)
 
     def _hms_table(self, db: str, name: str):
         """The metastore's entry of ``db.name``, or None."""
@@ -358,6 +359,7 @@ class HiveCatalog(WarehouseCatalog):
         for f in table_schema.fields:
             hive_type(f.type)  # refuse a type Hive cannot name before anything is written
         path = join(self.database_path(db), name)
+        self._locations[path] = (db, name)  # schema-0 is created under the table's lock
         manager = SchemaManager(self.file_io, path)
         if manager.list_ids() or not manager.create(table_schema):
             raise CatalogError(f"Cannot create table '{full}': {path} already holds a Paimon table that the "
