@@ -243,6 +243,10 @@ def test_sql_catalog(hms_uri, db, tmp_path):
     s.execute(f"CREATE VIEW {db}.v AS SELECT id FROM {db}.t WHERE dt = 'a'")
     assert s.execute(f"SELECT * FROM {db}.v").column(0).to_pylist() == [1]
     assert c.client.call("get_table", db, "v").tableType == "VIRTUAL_VIEW"
+    s.execute(f"ALTER TABLE {db}.t RENAME TO {db}.t2")
+    assert c.list_tables(db) == ["t2"] and c.client.call("get_table", db, "t2").sd.location.endswith("/t2")
+    s.execute(f"DROP TABLE {db}.t2")
+    assert c.client.call("get_all_tables", db) == ["v"]
 
 
 def test_metastore_lock(hms_uri, catalog, db):
