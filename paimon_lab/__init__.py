@@ -8,7 +8,7 @@
     table.to_pandas(filter="dt = '2024-01-01'")
 """
 
-from paimon_lab.catalog import Catalog, JdbcCatalog
+from paimon_lab.catalog import Catalog, HiveCatalog, JdbcCatalog
 from paimon_lab.errors import *
 from paimon_lab.core.predicate import col, parse_filter
 from paimon_lab.core.schema import SchemaChange, TableSchema
@@ -25,4 +25,4 @@ def load_ipython_extension(ipython):
     from paimon_lab.magic import load_ipython_extension as _load
 
     _load(ipython)
-__all__ = ["sql", "Catalog", "JdbcCatalog", "Table", "TableWriter", "TableSchema", "SchemaChange", "Snapshot", "col", "parse_filter"]
+__all__ = ["sql", "Catalog", "HiveCatalog", "JdbcCatalog", "Table", "TableWriter", "TableSchema", "SchemaChange", "Snapshot", "col", "parse_filter"]

@@ -53,6 +53,15 @@ class JdbcCatalogError(CatalogError):
     """The catalog database could not be reached or refused a statement."""
 
 
+class HiveMetastoreError(CatalogError):
+    """The Hive metastore could not be reached or refused a call; ``kind`` names the metastore's
+    exception (``NoSuchObjectException``, ``AlreadyExistsException``, ``MetaException``...)."""
+
+    def __init__(self, message: str, kind: str = ""):
+        super().__init__(message)
+        self.kind = kind
+
+
 class ViewNotExistError(CatalogError):
     def __init__(self, identifier: str):
         super().__init__(f"View '{identifier}' does not exist")

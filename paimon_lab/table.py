@@ -123,6 +123,8 @@ class Table:
                 merge_function_for(new)  # refuse options the merge engine cannot honour
             if self.store.schema_manager.create(new):
                 self.store.set_schema(new)
+                if self.store.metastore is not None and self.store.branch == MAIN_BRANCH:
+                    self.store.metastore.schema_changed(self.store, new)
                 return new
         raise PaimonLabError(f"Could not alter {self.identifier}: the schema kept changing underneath")
 

@@ -14,7 +14,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-EXTRAS = ("notebook", "postgres")
+EXTRAS = ("notebook", "postgres", "hive")
 
 
 def lower_bounds(project: dict) -> list[str]:

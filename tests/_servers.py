@@ -180,6 +180,69 @@ def postgres() -> Iterator[str]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+# --------------------------------------------------------------------------- Hive Metastore
+
+def pyspark_jars() -> str:
+    try:
+        import pyspark
+    except ImportError:
+        pytest.skip("no pyspark (its jars hold the Hive Metastore): pip install 'paimon-lab[spark]'")
+    return os.path.join(os.path.dirname(pyspark.__file__), "jars")
+
+
+@contextmanager
+def hive_metastore(timeout: float = 300.0) -> Iterator[str]:
+    """The Hive Metastore 2.3 Thrift server inside the pyspark package, on loopback with an
+    embedded Derby database (as ../shared/java-oracle/hms.sh starts it), plus what its lock API
+    needs: the transaction tables (created first by Hive's own ``TxnDbUtil.prepDb``, which the
+    metastore only runs itself in its test mode) and a connection pool that is in pyspark's jars
+    (DBCP). Yields ``thrift://127.0.0.1:PORT``; stopped by its PID."""
+    if not shutil.which("java"):
+        pytest.skip("no java on PATH (the Hive Metastore runs on the JVM)")
+    jars = pyspark_jars()
+    base = tempfile.mkdtemp(prefix="paimon-lab-hms-")
+    port = free_port()
+    java = ["java", "-cp", os.path.join(jars, "*"), "-Dhive.async.log.enabled=false",
+            f"-Djavax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={base}/derby;create=true"]
+    with open(os.path.join(base, "PrepTxn.java"), "w") as fh:
+        fh.write("public class PrepTxn { public static void main(String[] a) throws Exception {\n"
+                 "  org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(new org.apache.hadoop.hive.conf.HiveConf());\n"
+                 "} }\n")
+    prep = subprocess.run(java + ["PrepTxn.java"], cwd=base, capture_output=True, text=True, timeout=timeout)
+    if prep.returncode != 0:
+        pytest.fail(f"creating the metastore's transaction tables failed: {prep.stderr[-2000:]}")
+    log = open(os.path.join(base, "hms.log"), "wb")
+    proc = subprocess.Popen(
+        java + [f"-Dhive.metastore.warehouse.dir={base}/warehouse", "-Ddatanucleus.schema.autoCreateAll=true",
+                "-Dhive.metastore.schema.verification=false", "-Ddatanucleus.connectionPoolingType=dbcp",
+                "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, cwd=base)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                with open(os.path.join(base, "hms.log"), "rb") as fh:
+                    tail = fh.read()[-2000:].decode(errors="replace")
+                pytest.fail(f"the Hive Metastore exited with {proc.returncode}: {tail}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the Hive Metastore did not listen on {port} within {timeout:.0f} s")
+                time.sleep(1)
+        yield f"thrift://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
 # --------------------------------------------------------------------------- one per test run
 
 _shared: dict[str, object] = {}
@@ -201,3 +264,8 @@ def shared_s3() -> S3Server:
 def shared_postgres() -> str:
     """The URI of a database on the run's PostgreSQL server; tests keep apart by catalog key."""
     return _shared_server("postgres", postgres)
+
+
+def shared_hive_metastore() -> str:
+    """The thrift:// URI of the run's Hive Metastore; tests keep apart by database name."""
+    return _shared_server("hive", hive_metastore)

@@ -55,14 +55,16 @@ def test_seed000_catalogs(tmp_path):
 );"""
     with pytest.raises(SqlError, match="warehouse"):
         s.run(hive)
-    with pytest.warns(UserWarning, match="metastore 'hive'"):
+    # nor, without 'uri' (or a hive-site.xml), the metastore's address: refused, never a silent
+    # filesystem catalog (tests/test_hive_catalog.py runs a real metastore)
+    with pytest.raises(SqlError, match="'uri'"):
         s.run(hive.replace("-- 'warehouse' = 'hdfs:///path/to/warehouse', default use "
                            "'hive.metastore.warehouse.dir' in HiveConf", f"'warehouse' = '{wh}'"))
     with pytest.warns(UserWarning, match="metastore 'jdbc'"):
         s.run(f"""CREATE CATALOG my_jdbc WITH (     'type' = 'paimon',     'metastore' = 'jdbc',
         'uri' = 'jdbc:mysql://<host>:<port>/<databaseName>',     'jdbc.user' = '...',      'jdbc.password' = '...',
         'catalog-key'='jdbc',     'warehouse' = '{wh}' );""")
-    assert q(s, "SHOW CATALOGS") == [("default_catalog",), ("my_catalog",), ("my_hive",), ("my_jdbc",)]
+    assert q(s, "SHOW CATALOGS") == [("default_catalog",), ("my_catalog",), ("my_jdbc",)]
 
 
 def test_seed000_table_types(s, wh):

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 from paimon_lab.core import types as T
-from paimon_lab.errors import (DatabaseAlreadyExistError, DatabaseNotEmptyError, DatabaseNotExistError,
+from paimon_lab.errors import (CatalogError, DatabaseAlreadyExistError, DatabaseNotEmptyError, DatabaseNotExistError,
                                InvalidIdentifierError, TableAlreadyExistError, TableNotExistError)
 from paimon_lab.io.file_io import CommitLock, check_new_table_name, join, normalize_path
 from paimon_lab.io.fs_options import filesystem_from_options
@@ -16,6 +16,7 @@ from paimon_lab.catalog.system_tables import catalog_system_table
 from paimon_lab.system import parse_system_identifier
 from paimon_lab.table import Table
 from paimon_lab.catalog.base import WarehouseCatalog
+from paimon_lab.catalog.hive import HiveCatalog
 from paimon_lab.catalog.identifier import DB_SUFFIX, split_branch, split_identifier
 from paimon_lab.catalog.table_schema import table_schema_for
 
@@ -26,6 +27,17 @@ class Catalog(WarehouseCatalog):
     >>> catalog = Catalog("/tmp/warehouse")
     >>> catalog.create_database("db", ignore_if_exists=True)
     """
+
+    def __new__(cls, warehouse: str | None = None, *, filesystem=None, lock: CommitLock | None = None,
+                options: dict[str, str] | None = None):
+        """``options={'metastore': 'hive', 'uri': 'thrift://...'}`` gives a :class:`HiveCatalog`."""
+        metastore = str((options or {}).get("metastore", "filesystem")).lower()
+        if metastore == "hive":
+            if lock is not None:
+                raise CatalogError("A Hive catalog takes the metastore's lock ('lock.enabled'), not a lock object")
+            rest = {k: v for k, v in options.items() if k != "metastore"}
+            return HiveCatalog(rest.pop("uri", None), warehouse, filesystem=filesystem, options=rest)
+        return super().__new__(cls)
 
     def __init__(self, warehouse: str, *, filesystem=None, lock: CommitLock | None = None,
                  options: dict[str, str] | None = None):

@@ -178,6 +178,8 @@ _OPTIONS: list[Option] = [
     Option("target-file-size", None, parse_memory, "Roll data files at this size."),
     Option("partition.default-name", "__DEFAULT_PARTITION__", str),
     Option("partition.legacy-name", True, _parse_bool),
+    Option("metastore.partitioned-table", False, _parse_bool,
+           "The Hive catalog registers the table's partitions in the metastore."),
     Option("manifest.format", "avro", _enum("avro")),
     Option("manifest.compression", "zstd", _enum("zstd", "snappy", "deflate", "null", "none")),
     Option("manifest.target-file-size", 8 << 20, parse_memory),
@@ -325,6 +327,7 @@ _PATTERNS = [
     re.compile(r"fields\.default-aggregate-function"),
     re.compile(r"file-index\.[a-z-]+\.(columns|[^.]+\..+|items|fpp|.+)"),
     re.compile(r"(orc|parquet|avro)\..+"),
+    re.compile(r"hive\..+"),  # copied, without the prefix, into a Hive catalog table's parameters
     re.compile(r"format-table\..+|csv\..+|object-location|format|file\.path|materialized-table\..+"),
 ]
 

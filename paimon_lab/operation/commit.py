@@ -22,6 +22,7 @@ from paimon_lab.core.manifest import (ADD, DELETE, FileNamer, ManifestEntry, Man
                                  merge_entries)
 from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, WATERMARK_MIN, Snapshot
 from paimon_lab.store.commit_message import CommitMessage
+from paimon_lab.store.file_store import MAIN_BRANCH
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.core.index_manifest import IndexManifestEntry, read_index_manifest
 from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
@@ -92,6 +93,9 @@ class FileStoreCommit:
                 if rebase is not None:
                     rebase.discard()
                 raise
+            if self.store.metastore is not None and self.store.branch == MAIN_BRANCH:
+                self.store.metastore.committed(self.store, {e.partition for e in added},
+                                               removed=bool(deleted) or overwrite is not None)
         second = None
         if rebase is not None and rebase.replaced:
             # Our new files went in rewritten with higher sequence numbers: the originals are

@@ -48,7 +48,7 @@ from typing import Any
 import pyarrow as pa
 
 from paimon_lab.catalog import Catalog
-from paimon_lab.catalog import JdbcCatalog
+from paimon_lab.catalog import HiveCatalog, JdbcCatalog
 from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.lexer import split_statements
 from paimon_lab.sql.params import bind
@@ -83,7 +83,7 @@ def _session_for(catalog: Any) -> Session:
     if isinstance(catalog, Session):
         return catalog
     with _guard:
-        if isinstance(catalog, (Catalog, JdbcCatalog)):
+        if isinstance(catalog, (Catalog, HiveCatalog, JdbcCatalog)):
             s = _by_catalog.get(catalog)
             if s is None:
                 s = _by_catalog[catalog] = Session(catalog)

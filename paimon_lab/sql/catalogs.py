@@ -77,7 +77,9 @@ class PaimonCatalog:
 
     @property
     def is_jdbc(self) -> bool:
-        return hasattr(self.catalog, "create_view") and hasattr(self.catalog, "db")
+        """Whether views live in the catalog's own registry (JDBC database, Hive metastore)."""
+        return hasattr(self.catalog, "create_view") and (hasattr(self.catalog, "db")
+                                                         or getattr(self.catalog, "metastore", None) == "hive")
 
     # ------------------------------------------------------------------ views
     def view_path(self, db: str, name: str) -> str:

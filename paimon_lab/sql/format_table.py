@@ -91,6 +91,8 @@ class FormatTableRelation(Relation):
 
 def format_insert(table, rows: pa.Table, overwrite: bool, static: dict) -> None:
     """Append files (INSERT INTO) or replace the written partitions' files (INSERT OVERWRITE)."""
+    if getattr(table, "read_only", False):
+        raise SqlError(f"Format table {table.identifier} is a Hive table: paimon-lab reads it but does not write it")
     fmt = _format(table)
     parts = table.partition_keys
     io = table.file_io

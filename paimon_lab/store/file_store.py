@@ -27,6 +27,7 @@ from paimon_lab.core.types import DataField
 from paimon_lab.errors import CorruptFileError, PaimonLabError, SnapshotNotExistError, TableNotExistError
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.store.commit_message import CommitMessage
+from paimon_lab.store.metastore import MetastoreSync
 
 MAIN_BRANCH = "main"
 
@@ -89,6 +90,8 @@ class FileStore:
         self._schemas: dict[int, TableSchema] = {}
         self._derived: dict[str, Any] = {}
         self._dv_cache: dict[str, dict] = {}
+        # The catalog's metastore (Hive), told about changes of the main branch.
+        self.metastore: MetastoreSync | None = None
         latest = self.schema_manager.latest()
         if latest is None:
             raise TableNotExistError(self.identifier)

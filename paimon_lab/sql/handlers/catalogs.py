@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from paimon_lab.catalog import Catalog
 from paimon_lab.errors import PaimonLabError
-from paimon_lab.catalog import JdbcCatalog
+from paimon_lab.catalog import HiveCatalog, JdbcCatalog
 from paimon_lab.sql.catalogs import MemoryCatalog, Scope
 from paimon_lab.sql.clauses import parse_options
 from paimon_lab.sql.common import db_name
@@ -43,6 +43,19 @@ def create_catalog(ctx: SessionContext, st: Statement) -> None:
         raise ts.error(f"Catalog type '{options.get('type')}' is not supported (use 'type'='paimon')", name_tok)
     metastore = options.get("metastore", "filesystem").lower()
     warehouse = options.get("warehouse")
+    if metastore == "hive":
+        try:
+            catalog = HiveCatalog(options.get("uri") or None, warehouse or None,
+                                  options={k: v for k, v in options.items() if k not in ("type", "metastore", "uri")})
+        except PaimonLabError as e:
+            raise ts.error(f"Cannot open Hive catalog '{name}': {e}", name_tok) from None
+        except (OSError, ValueError, pa.ArrowException) as e:
+            raise ts.error(f"Cannot open warehouse '{warehouse}': {e}", name_tok) from None
+        try:
+            ctx.add_catalog(name, catalog, options=options)
+        except PaimonLabError as e:
+            raise ts.error(f"Cannot open catalog '{name}': {e}", name_tok) from None
+        return None
     if not warehouse:
         raise ts.error(f"Catalog '{name}' needs a 'warehouse' option"
                        + (f" (metastore '{metastore}' is not available here)" if metastore != "filesystem" else ""),
