@@ -340,3 +340,17 @@ def test_spark_with_hive_support_sees_our_tables(hms_uri, catalog, db):
     assert r.returncode == 0, r.stderr[-3000:]
     dbs, tables = json.loads(r.stdout.strip().splitlines()[-1])
     assert db in dbs and tables == ["t"]
+
+
+def test_dropped_and_expired_partitions_leave_the_metastore(catalog, db):
+    catalog.create_database(db)
+    t = catalog.create_table(f"{db}.p", SCHEMA, partition_keys=["dt"],
+                             options={"metastore.partitioned-table": "true"})
+    t.write(pa.table({"id": [1, 2, 3], "dt": ["2020-01-01", "2020-01-02", "2999-01-01"], "v": ["a", "b", "c"]}))
+    names = lambda: sorted(catalog.client.call("get_partition_names", db, "p", -1))  # noqa: E731
+    assert names() == ["dt=2020-01-01", "dt=2020-01-02", "dt=2999-01-01"]
+    t.drop_partitions([{"dt": "2020-01-02"}])
+    assert names() == ["dt=2020-01-01", "dt=2999-01-01"]
+    assert t.expire_partitions(**{"partition.expiration-time": "1 d"}) == [{"dt": "2020-01-01"}]
+    assert names() == ["dt=2999-01-01"]
+    assert t.to_arrow().column("id").to_pylist() == [3]
