@@ -8,17 +8,19 @@ The filter is still applied to rows by the reader; pruning only skips what canno
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from paimon_lab.core.manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta, merge_entries
+from paimon_lab.core import binary_row
+from paimon_lab.core.manifest import DELETE, DataFileMeta, ManifestColumns, ManifestEntry, ManifestFileMeta
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
 from paimon_lab.fileindex import FileIndexReader
-from paimon_lab.core import binary_row
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -40,6 +42,72 @@ class DataSplit:
         return sum(f.row_count for f in self.files)
 
 
+class LiveEntries:
+    """Entries of several manifests as one Arrow table (``table``, with the columns of
+    :class:`ManifestColumns`); :meth:`entries` builds the objects of the rows left."""
+
+    def __init__(self, parts: list[ManifestColumns], table: pa.Table):
+        self.parts = parts
+        self.table = table  # plus _M (which part) and _ROW (row in it)
+
+    @staticmethod
+    def of(parts: list[ManifestColumns]) -> LiveEntries:
+        """The live ADDs of ``parts``: a DELETE cancels the ADD of the same file, in any order
+        (Paimon never re-adds a deleted file), as :func:`merge_entries` folds objects."""
+        tables = [p.table.append_column("_M", pa.array(np.full(p.num_rows, i, np.int32)))
+                  .append_column("_ROW", pa.array(np.arange(p.num_rows, dtype=np.int32)))
+                  for i, p in enumerate(parts)]
+        if not tables:
+            from_empty = ManifestColumns.from_records([])
+            return LiveEntries([from_empty], from_empty.table.append_column("_M", pa.array([], pa.int32()))
+                               .append_column("_ROW", pa.array([], pa.int32())))
+        table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        kind = table.column("_KIND")
+        is_delete = pc.equal(kind, DELETE)
+        if not pc.any(is_delete).as_py():
+            return LiveEntries(parts, table)
+        adds = table.filter(pc.invert(is_delete))
+        deletes = table.filter(is_delete)
+        maybe = pc.is_in(adds.column("_FILE._FILE_NAME"), deletes.column("_FILE._FILE_NAME"))
+        if pc.any(maybe).as_py():
+            live = LiveEntries(parts, deletes)
+            deleted = {e.identifier for e in live.entries()}
+            candidates = np.flatnonzero(maybe.to_numpy(zero_copy_only=False))
+            cand = LiveEntries(parts, adds.take(pa.array(candidates)))
+            gone = [i for i, e in zip(candidates, cand.entries()) if e.identifier in deleted]
+            keep = np.ones(adds.num_rows, dtype=bool)
+            keep[gone] = False
+            adds = adds.filter(pa.array(keep))
+        return LiveEntries(parts, adds)
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows
+
+    def filter(self, mask) -> LiveEntries:
+        return LiveEntries(self.parts, self.table.filter(mask))
+
+    def sorted(self, keys: list[tuple[str, str]]) -> LiveEntries:
+        if self.num_rows < 2:
+            return self
+        return LiveEntries(self.parts, self.table.take(pc.sort_indices(self.table, sort_keys=keys)))
+
+    def entries(self) -> list[ManifestEntry]:
+        """The objects of the rows, in row order (built once per manifest row and kept)."""
+        if not self.num_rows:
+            return []
+        which = self.table.column("_M").to_numpy()
+        rows = self.table.column("_ROW").to_numpy()
+        if (which == which[0]).all():
+            return self.parts[int(which[0])].entries(rows)
+        out: list = [None] * len(rows)
+        for m in np.unique(which):
+            at = np.flatnonzero(which == m)
+            for i, e in zip(at, self.parts[int(m)].entries(rows[at])):
+                out[i] = e
+        return out
+
+
 class FileStoreScan:
     def __init__(self, store: "FileStore"):
         self.store = store
@@ -56,37 +124,38 @@ class FileStoreScan:
         stats = decode_stats(meta.partition_stats, fields)
         return pred.may_match(stats, meta.num_added_files + meta.num_deleted_files)
 
-    def read_entries(self, snapshot: Snapshot, partition_filter: Predicate | None = None,
-                     bucket: int | None = None) -> list[ManifestEntry]:
-        """Live ADD entries of a snapshot, restricted to matching partitions (and one bucket)."""
-        cache = self.store.manifest_cache
-        load = self.store.manifest_io.read_manifest
-        codec = self.store.partition_codec
-        names = [f.name for f in codec.fields]
-        entries: list[ManifestEntry] = []
+    def live_columns(self, snapshot: Snapshot, partition_filter: Predicate | None = None,
+                     bucket: int | None = None) -> LiveEntries:
+        """Live ADD entries of a snapshot as Arrow columns, restricted to matching partitions (and
+        one bucket); no entry objects are built."""
+        mio = self.store.manifest_io
+        parts: list[ManifestColumns] = []
         for meta in self.manifests(snapshot):
             if bucket is not None and meta.min_bucket is not None and not (
                     meta.min_bucket <= bucket <= meta.max_bucket):
                 continue
             if not self._partition_stats_match(meta, partition_filter):
                 continue
-            entries.extend(cache.get(meta.file_name, load))
-        live = [e for e in merge_entries(entries) if e.kind == ADD]
+            parts.append(mio.read_manifest_columns(meta.file_name))
+        live = LiveEntries.of(parts)
         if bucket is not None:
-            live = [e for e in live if e.bucket == bucket]
-        if partition_filter is not None and names:
-            keep: dict[bytes, bool] = {}
-            out = []
-            for e in live:
-                ok = keep.get(e.partition)
-                if ok is None:
-                    values = codec.from_bytes(e.partition)
-                    stats = {n: (v, v, 1 if v is None else 0) for n, v in zip(names, values)}
-                    ok = keep[e.partition] = partition_filter.may_match(stats, 1)
-                if ok:
-                    out.append(e)
-            live = out
+            live = live.filter(pc.equal(live.table.column("_BUCKET"), bucket))
+        names = [f.name for f in self.store.schema.partition_fields]
+        if partition_filter is not None and names and live.num_rows:
+            codec = self.store.partition_codec
+            keep = []
+            for part in pc.unique(live.table.column("_PARTITION")).to_pylist():
+                values = codec.from_bytes(part)
+                stats = {n: (v, v, 1 if v is None else 0) for n, v in zip(names, values)}
+                if partition_filter.may_match(stats, 1):
+                    keep.append(part)
+            live = live.filter(pc.is_in(live.table.column("_PARTITION"), pa.array(keep, pa.binary())))
         return live
+
+    def read_entries(self, snapshot: Snapshot, partition_filter: Predicate | None = None,
+                     bucket: int | None = None) -> list[ManifestEntry]:
+        """Live ADD entries of a snapshot, restricted to matching partitions (and one bucket)."""
+        return self.live_columns(snapshot, partition_filter, bucket).entries()
 
     def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         return self.read_entries(snapshot)
@@ -157,25 +226,30 @@ class FileStoreScan:
         schema = self.store.schema
         part_names = {f.name for f in schema.partition_fields}
         part_pred = predicate.restrict(part_names) if predicate is not None else None
-        entries = self.read_entries(snapshot, part_pred)
+        live = self.live_columns(snapshot, part_pred)
         if predicate is not None and schema.primary_keys:
             # Versions of a row live in several files; only key columns may skip a file.
             predicate = predicate.restrict(set(schema.primary_keys))
         select_buckets = self.bucket_selector(predicate)
-        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-        for e in entries:
-            if select_buckets is not None:
-                buckets = select_buckets(e.total_buckets)
-                if buckets is not None and e.bucket not in buckets:
-                    continue
-            if predicate is not None and not self.file_may_match(e.file, predicate):
-                continue
-            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        if select_buckets is not None and live.num_rows:
+            col = live.table.column("_TOTAL_BUCKETS")
+            mask = None
+            for total in pc.unique(col).to_pylist():
+                buckets = select_buckets(total)
+                hit = pc.equal(col, total)
+                if buckets is not None:
+                    hit = pc.and_(hit, pc.is_in(live.table.column("_BUCKET"), pa.array(sorted(buckets), pa.int32())))
+                mask = hit if mask is None else pc.or_(mask, hit)
+            live = live.filter(mask)
+        live = live.sorted([("_PARTITION", "ascending"), ("_BUCKET", "ascending"),
+                            ("_FILE._MIN_SEQUENCE_NUMBER", "ascending"), ("_FILE._FILE_NAME", "ascending")])
         splits = []
-        for (part, bucket), files in groups.items():
-            files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
-            splits.append(DataSplit(part, bucket, files, snapshot.id, snapshot))
-        splits.sort(key=lambda s: (s.partition, s.bucket))
+        for (part, bucket), group in groupby(live.entries(), key=lambda e: (e.partition, e.bucket)):
+            files = [e.file for e in group]
+            if predicate is not None:
+                files = [f for f in files if self.file_may_match(f, predicate)]
+            if files:
+                splits.append(DataSplit(part, bucket, files, snapshot.id, snapshot))
         return splits
 
 
