@@ -32,9 +32,9 @@ from ._tables import _build_once
 PLANS = 5
 
 
-def shape(rows: int) -> tuple[int, int]:
+def shape(rows: int, rows_per_snapshot: int = 1000, max_snapshots: int = 1000) -> tuple[int, int]:
     """(snapshots, rows per commit)."""
-    snapshots = min(1000, max(10, rows // 1000))
+    snapshots = min(max_snapshots, max(10, rows // rows_per_snapshot))
     return snapshots, max(1, rows // snapshots)
 
 
@@ -60,13 +60,14 @@ class Planning(Workload):
     order = 90
     needs_setup = True
     requires = ("plan",)
+    rows_per_snapshot, max_snapshots = 1000, 1000
 
     def _builder(self, system):
         return SYSTEMS[LAB]() if system.table_format == "paimon" else system
 
     def _table(self, ctx: Context, system) -> str:
         builder = self._builder(system)
-        snapshots, per_commit = shape(ctx.rows)
+        snapshots, per_commit = shape(ctx.rows, self.rows_per_snapshot, self.max_snapshots)
 
         def build(wh):
             if builder.runs_here():
@@ -115,3 +116,17 @@ class Planning(Workload):
         if (files, rows) != (meta["files"], meta["rows"]):
             return [f"planned {files} files / {rows} rows, expected {meta['files']} / {meta['rows']}"]
         return []
+
+
+@register
+class PlanningLarge(Planning):
+    """``planning`` at 10x the files: S = N / 100 commits clamped to 10..10,000, so 10,000
+    snapshots and about 100,000 data files at N = 1,000,000. Opt-in (``--only planning_large``):
+    building the table takes many minutes (it is cached like ``planning``'s)."""
+
+    name = "planning_large"
+    description = ("plan a full scan of an append table with ~N/100 snapshots (10,000 max) and ~10 files each, "
+                   "opened afresh; time = median of 5 plans (opt-in)")
+    order = 91
+    opt_in = True
+    rows_per_snapshot, max_snapshots = 100, 10_000
