@@ -101,6 +101,9 @@ def test_sql_count_from_metadata(append, wh):
             "SELECT count(*) FROM db.a WHERE dt IN ('d1', 'd3') AND dt <> 'd3'"]}
         assert list(expected.values()) == [[{"count_star()": 55}], [{"n": 30}], [{"count_star()": 30}]]
         assert all(sc.metadata for sc in s.last_scans)
+        # over a subquery the count is of its rows, not the table's
+        assert s.execute("SELECT count(*) AS n FROM (SELECT DISTINCT dt FROM db.a) x").to_pylist() == [{"n": 3}]
+        assert not s.last_scans[0].metadata
         _drop_data_files(append)
         for q, want in expected.items():
             assert s.execute(q).to_pylist() == want

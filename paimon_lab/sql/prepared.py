@@ -112,6 +112,9 @@ class Prepared:
         if not (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string)):
             return None
         (rel,) = self.rels
+        frm = select.args.get("from") or select.args.get("from_")
+        if frm is None or frm.expressions or frm.this is not rel.node:
+            return None  # the table must be the direct source (not a subquery or view over it)
         where = select.args.get("where")
         conjuncts = list(where.this.flatten()) if where is not None and isinstance(where.this, exp.And) else \
             ([where.this] if where is not None else [])
