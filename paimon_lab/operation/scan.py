@@ -54,13 +54,11 @@ class LiveEntries:
     def of(parts: list[ManifestColumns]) -> LiveEntries:
         """The live ADDs of ``parts``: a DELETE cancels the ADD of the same file, in any order
         (Paimon never re-adds a deleted file), as :func:`merge_entries` folds objects."""
+        if not parts:
+            parts = [ManifestColumns.from_records([])]
         tables = [p.table.append_column("_M", pa.array(np.full(p.num_rows, i, np.int32)))
                   .append_column("_ROW", pa.array(np.arange(p.num_rows, dtype=np.int32)))
                   for i, p in enumerate(parts)]
-        if not tables:
-            from_empty = ManifestColumns.from_records([])
-            return LiveEntries([from_empty], from_empty.table.append_column("_M", pa.array([], pa.int32()))
-                               .append_column("_ROW", pa.array([], pa.int32())))
         table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         kind = table.column("_KIND")
         is_delete = pc.equal(kind, DELETE)
