@@ -10,6 +10,8 @@ import pyarrow as pa
 import pytest
 
 from paimon_lab import Catalog
+from paimon_lab.errors import CorruptFileError
+from paimon_lab.sql import SqlError
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string()),
                     pa.field("dt", pa.string(), nullable=False)])
@@ -46,7 +48,7 @@ def test_append_count_from_metadata(append):
     filtered = t.to_arrow(filter="k < 10").num_rows
     _drop_data_files(t)
     assert t.count() == 55 and t.count(filter="dt = 'd2'") == 20  # no data file needed
-    with pytest.raises(Exception):
+    with pytest.raises(CorruptFileError, match="is missing"):
         t.count(filter="k < 10")  # a filter on data columns reads
     assert filtered == 25
 
@@ -71,7 +73,7 @@ def test_pk_count_reads_when_merge_needed(lab):
     t.write(_rows(range(10), "d1"))
     t.write(_rows(range(5, 15), "d1"))
     _drop_data_files(t)
-    with pytest.raises(Exception):
+    with pytest.raises(CorruptFileError, match="is missing"):
         t.count()  # two overlapping level-0 files: the count must come from merged rows
 
 
@@ -112,7 +114,7 @@ def test_sql_count_from_metadata(append, wh):
         assert s.execute("SELECT count(*) FROM db.a").schema.field(0).type == pa.int64()
         for q in ["SELECT count(*) FROM db.a WHERE k < 3", "SELECT count(v) FROM db.a",
                   "SELECT count(*) FROM db.a GROUP BY dt"]:
-            with pytest.raises(Exception):
+            with pytest.raises(SqlError, match="is missing"):
                 s.execute(q)  # these read rows
     finally:
         s.close()

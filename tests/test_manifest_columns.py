@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from paimon_lab.core.manifest import (ADD, DELETE, MANIFEST_CACHE, DataFileMeta, ManifestColumns,
-                                      ManifestColumnsCache, ManifestEntry, ManifestIO, SimpleStats)
+from paimon_lab.core.manifest import (
+    ADD,
+    DELETE,
+    MANIFEST_CACHE,
+    DataFileMeta,
+    ManifestColumns,
+    ManifestColumnsCache,
+    ManifestEntry,
+    ManifestIO,
+    SimpleStats,
+)
 from paimon_lab.io.file_io import FileIO
 from paimon_lab.operation.scan import LiveEntries
 
