@@ -239,6 +239,10 @@ class FileStoreScan:
                     hit = pc.and_(hit, pc.is_in(live.table.column("_BUCKET"), pa.array(sorted(buckets), pa.int32())))
                 mask = hit if mask is None else pc.or_(mask, hit)
             live = live.filter(mask)
+        if predicate is not None and live.num_rows:
+            keep = stats_prefilter(self.store, live.table, predicate)
+            if keep is not None and not keep.all():
+                live = live.filter(pa.array(keep))
         live = live.sorted([("_PARTITION", "ascending"), ("_BUCKET", "ascending"),
                             ("_FILE._MIN_SEQUENCE_NUMBER", "ascending"), ("_FILE._FILE_NAME", "ascending")])
         splits = []
@@ -249,6 +253,99 @@ class FileStoreScan:
             if files:
                 splits.append(DataSplit(part, bucket, files, snapshot.id, snapshot))
         return splits
+
+
+_NUMERIC_STATS = {"TINYINT": "<i1", "SMALLINT": "<i2", "INT": "<i4", "BIGINT": "<i8", "FLOAT": "<f4", "DOUBLE": "<f8"}
+
+
+def _stats_slot(column: pa.ChunkedArray, pos: int, arity: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """Field ``pos`` of every stats row (BinaryRow bytes) of ``column``, decoded in bulk:
+    (values, known); unknown where the row is missing or too short or the field is null."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    # serialized stats: the row's arity (4 bytes, big-endian), then the BinaryRow
+    starts, lengths = offsets[:-1] + 4, offsets[1:] - offsets[:-1] - 4
+    at = binary_row.null_bits_width(arity) + 8 * pos
+    known = lengths >= at + 8
+    if arr.null_count:
+        known &= arr.is_valid().to_numpy(zero_copy_only=False)
+    bit = pos + binary_row.HEADER_BITS
+    safe = np.where(known, starts, 0)
+    if not known.any():
+        return np.zeros(n, dtype=dtype), known
+    prefix = data[(np.where(known, safe - 4, 0))[:, None] + np.arange(4)]
+    known &= np.ascontiguousarray(prefix).view(">i4").reshape(n) == arity
+    known &= (data[safe + bit // 8] >> (bit % 8) & 1) == 0
+    raw = data[(np.where(known, safe + at, 0))[:, None] + np.arange(np.dtype(dtype).itemsize)]
+    return np.ascontiguousarray(raw).view(dtype).reshape(n), known
+
+
+def stats_prefilter(store: "FileStore", table: pa.Table, predicate: Predicate) -> np.ndarray | None:
+    """Which entries may hold rows matching ``predicate``, from their value statistics decoded in
+    bulk: comparisons and IN on numeric columns, combined with AND / OR (True wherever unsure:
+    other shapes and types, other schemas, files with stats of some columns only). The exact
+    per-file check still runs on what is left. None: nothing to prune with."""
+    schema = store.schema
+    eligible = (table.column("_FILE._SCHEMA_ID").to_numpy() == schema.id) & \
+        table.column("_FILE._VALUE_STATS_COLS").is_null().to_numpy(zero_copy_only=False)
+    if not eligible.any():
+        return None
+    fields = list(schema.fields)
+    slots: dict[str, tuple] = {}
+
+    def bounds(name: str):
+        if name not in slots:
+            pos = next((i for i, f in enumerate(fields) if f.name == name), None)
+            dtype = _NUMERIC_STATS.get(fields[pos].type.root) if pos is not None else None
+            if dtype is None:
+                slots[name] = None
+            else:
+                lo, lo_known = _stats_slot(table.column("_FILE._VALUE_STATS._MIN_VALUES"), pos, len(fields), dtype)
+                hi, hi_known = _stats_slot(table.column("_FILE._VALUE_STATS._MAX_VALUES"), pos, len(fields), dtype)
+                known = eligible & lo_known & hi_known
+                if dtype.startswith("<f"):
+                    known &= ~(np.isnan(lo) | np.isnan(hi))
+                slots[name] = (lo, hi, known)
+        return slots[name]
+
+    def number(v) -> bool:
+        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and v == v
+
+    def may(pred: Predicate) -> np.ndarray | None:
+        if isinstance(pred, And):
+            masks = [m for m in (may(c) for c in pred.children) if m is not None]
+            return np.logical_and.reduce(masks) if masks else None
+        if isinstance(pred, Or):
+            masks = [may(c) for c in pred.children]
+            return None if any(m is None for m in masks) or not masks else np.logical_or.reduce(masks)
+        if not isinstance(pred, Leaf) or pred.op not in ("=", "<", "<=", ">", ">=", "in"):
+            return None
+        got = bounds(pred.column)
+        values = [v for v in pred.literals if v is not None]
+        if got is None or not values or not all(number(v) for v in values):
+            return None
+        lo, hi, known = got
+        v = values[0]
+        with np.errstate(invalid="ignore", over="ignore"):
+            if pred.op == "=":
+                hit = (lo <= v) & (v <= hi)
+            elif pred.op == "<":
+                hit = lo < v
+            elif pred.op == "<=":
+                hit = lo <= v
+            elif pred.op == ">":
+                hit = hi > v
+            elif pred.op == ">=":
+                hit = hi >= v
+            else:
+                hit = np.zeros(len(lo), dtype=bool)
+                for x in values:
+                    hit |= (lo <= x) & (x <= hi)
+        return hit | ~known
+
+    return may(predicate)
 
 
 # Bucket-key types whose hash a filter literal reproduces exactly (no -0.0/NaN, padding or time zones).
