@@ -7,6 +7,7 @@ The filter is still applied to rows by the reader; pruning only skips what canno
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import TYPE_CHECKING
@@ -282,7 +283,7 @@ def _stats_slot(column: pa.ChunkedArray, pos: int, arity: int, dtype: str) -> tu
     return np.ascontiguousarray(raw).view(dtype).reshape(n), known
 
 
-def stats_prefilter(store: "FileStore", table: pa.Table, predicate: Predicate) -> np.ndarray | None:
+def stats_prefilter(store: FileStore, table: pa.Table, predicate: Predicate) -> np.ndarray | None:
     """Which entries may hold rows matching ``predicate``, from their value statistics decoded in
     bulk: comparisons and IN on numeric columns, combined with AND / OR (True wherever unsure:
     other shapes and types, other schemas, files with stats of some columns only). The exact
@@ -311,7 +312,8 @@ def stats_prefilter(store: "FileStore", table: pa.Table, predicate: Predicate) -
         return slots[name]
 
     def number(v) -> bool:
-        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and v == v
+        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and \
+            not (isinstance(v, (float, np.floating)) and math.isnan(v))
 
     def may(pred: Predicate) -> np.ndarray | None:
         if isinstance(pred, And):
@@ -328,24 +330,32 @@ def stats_prefilter(store: "FileStore", table: pa.Table, predicate: Predicate) -
             return None
         lo, hi, known = got
         v = values[0]
-        with np.errstate(invalid="ignore", over="ignore"):
-            if pred.op == "=":
-                hit = (lo <= v) & (v <= hi)
-            elif pred.op == "<":
-                hit = lo < v
-            elif pred.op == "<=":
-                hit = lo <= v
-            elif pred.op == ">":
-                hit = hi > v
-            elif pred.op == ">=":
-                hit = hi >= v
-            else:
-                hit = np.zeros(len(lo), dtype=bool)
-                for x in values:
-                    hit |= (lo <= x) & (x <= hi)
+        try:
+            hit = _compare(pred.op, lo, hi, v, values)
+        except (OverflowError, TypeError):  # a literal outside the column type's range: no pruning
+            return None
         return hit | ~known
 
     return may(predicate)
+
+
+def _compare(op: str, lo: np.ndarray, hi: np.ndarray, v, values: list) -> np.ndarray:
+    """Whether [lo, hi] may hold a value satisfying ``op`` against the literal(s)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        if op == "=":
+            return (lo <= v) & (v <= hi)
+        if op == "<":
+            return lo < v
+        if op == "<=":
+            return lo <= v
+        if op == ">":
+            return hi > v
+        if op == ">=":
+            return hi >= v
+        hit = np.zeros(len(lo), dtype=bool)
+        for x in values:
+            hit |= (lo <= x) & (x <= hi)
+        return hit
 
 
 # Bucket-key types whose hash a filter literal reproduces exactly (no -0.0/NaN, padding or time zones).
