@@ -66,3 +66,29 @@ def test_live_entries_fold_deletes():
     assert [(e.file.file_name, e.file.level) for e in live.entries()] == [("f1", 0), ("f2", 5)]
     assert LiveEntries.of([]).entries() == []
     assert isinstance(live.table, pa.Table)
+
+
+def test_stats_prefilter_keeps_every_file_the_exact_check_keeps(lab):
+    import numpy as np
+
+    from paimon_lab.operation.scan import FileStoreScan, stats_prefilter
+
+    schema = pa.schema([("id", pa.int64()), ("x", pa.float64()), ("s", pa.string()), ("n", pa.int32())])
+    t = lab.create_table("db.t", schema)
+    for i in range(8):
+        ids = np.arange(i * 100, i * 100 + 100)
+        t.write(pa.table({"id": ids, "x": ids / 7.0 - 300, "s": [f"k{j}" for j in ids],
+                          "n": pa.array([None] * 100 if i == 3 else list(range(100)), pa.int32())}, schema=schema))
+    scan = FileStoreScan(t.store)
+    live = scan.live_columns(t.latest_snapshot())
+    entries = live.entries()
+    for f in ["id = 250", "id < 100", "id >= 799", "id > 800", "x <= -250.5", "x = 0", "id IN (5, 705)",
+              "id = 5 OR x > 10", "id < 300 AND s = 'k1'", "n = 7", "n IS NULL", "id BETWEEN 150 AND 420",
+              "NOT (id < 100)", "id != 3"]:
+        pred = t._predicate(f)
+        exact = np.array([scan.file_may_match(e.file, pred) for e in entries])
+        keep = stats_prefilter(t.store, live.table, pred)
+        if keep is not None:
+            assert not (exact & ~keep).any(), f
+        assert sum(len(s.files) for s in t.plan(filter=f)) == int(exact.sum()), f
+    assert stats_prefilter(t.store, live.table, t._predicate("id < 100")).sum() == 1
