@@ -23,6 +23,7 @@ from paimon_lab.operation import changes as changelog
 from paimon_lab.operation import expire, partition_expire, row_dml, tag_auto
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.compact import compact
+from paimon_lab.operation.count import metadata_count
 from paimon_lab.operation.scan import DataSplit, plan_splits
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.stream import stream
@@ -220,6 +221,22 @@ class Table:
         if snap is None:
             return []
         return plan_splits(self.store, snap, self._predicate(filter), read_optimized)
+
+    def count(self, *, filter: FilterLike = None, snapshot_id: int | None = None, tag: str | None = None,
+              timestamp_millis: int | None = None) -> int:
+        """The number of rows :meth:`to_arrow` would return. Answered from the manifests' row
+        counts, without opening a data file, when the filter is on partition columns only and no
+        rows need merging (see :mod:`paimon_lab.operation.count`); else by reading one column."""
+        snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+        if snap is None:
+            return 0
+        predicate = self._predicate(filter)
+        got = metadata_count(self.store, snap, predicate)
+        if got is not None:
+            return got
+        column = (self.schema.primary_keys or self.schema.field_names)[0]
+        return read_table(self.store, [column], predicate, snapshot_id=snap.id if tag is None else None, tag=tag,
+                          timestamp_millis=None).num_rows
 
     def to_arrow(self, *, columns: Sequence[str] | None = None, filter: FilterLike = None,
                  snapshot_id: int | None = None, tag: str | None = None,

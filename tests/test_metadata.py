@@ -9,6 +9,7 @@ from hypothesis import given, strategies as st
 
 from paimon_lab import Catalog
 from paimon_lab.core import types as T
+from paimon_lab.core.manifest import MANIFEST_CACHE
 from paimon_lab.errors import (CorruptFileError, DatabaseAlreadyExistError, DatabaseNotEmptyError,
                                DatabaseNotExistError, InvalidIdentifierError, OptionError, SchemaError,
                                TableAlreadyExistError, TableNotExistError, UnsupportedTypeError)
@@ -203,10 +204,15 @@ def test_corrupt_manifest_is_reported(catalog, sample_schema):
     path = os.path.join(t.path, "manifest", meta.file_name)
     data = open(path, "rb").read()
     open(path, "wb").write(data[: len(data) // 2])
+    # Manifests are immutable, so this process keeps what it decoded (or wrote): damage done
+    # afterwards is seen by another process, as after clearing the cache.
+    assert catalog.get_table("db.t").to_arrow().num_rows
+    MANIFEST_CACHE.clear()
     fresh = catalog.get_table("db.t")
     with pytest.raises(CorruptFileError, match="Manifest .* is corrupt or truncated"):
         fresh.to_arrow()
     os.remove(path)
+    MANIFEST_CACHE.clear()
     with pytest.raises(CorruptFileError, match="is missing"):
         catalog.get_table("db.t").to_arrow()
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import data
-from ..systems import Cond, filter_arrow
+from ..systems import LAB, TABLE_ID, Cond, filter_arrow, filter_sql
 from . import Context, Workload, register
 from ._tables import pk_final, shared_append_table, shared_pk_table
 
@@ -94,3 +94,34 @@ class PointFilter(Workload):
                 if r.num_rows != 1:
                     problems.append(f"{label}: {r.num_rows} rows, expected 1")
         return problems
+
+
+@register
+class PointFilterSql(PointFilter):
+    """``point_filter`` through paimon-lab's SQL: the same six scans as ``SELECT * FROM t WHERE
+    <filter>`` in a :class:`paimon_lab.sql.Session` (the filter is pushed into the table read;
+    DuckDB applies it again). The session and its catalogs are set up untimed."""
+
+    name = "point_filter_sql"
+    description = ("point_filter's 6 scans through paimon-lab SQL (SELECT * FROM t WHERE ...); "
+                   "time = sum of the 6 scans")
+    order = 61
+    systems = (LAB,)
+
+    def prepare(self, ctx: Context, system):
+        from paimon_lab.sql import Session
+
+        session = Session()
+        for kind, wh in self._tables(ctx, system):
+            session.run(f"CREATE CATALOG {kind} WITH ('type' = 'paimon', 'warehouse' = '{wh}')")
+        session.execute("SELECT 1")  # DuckDB's import and first connection: not the scans' cost
+        return session
+
+    def run(self, ctx: Context, system, session):
+        out = []
+        for kind, _ in self._tables(ctx, system):
+            for label, conds in queries(ctx):
+                with ctx.lap(f"{kind}:{label}"):
+                    result = session.execute(f"SELECT * FROM {kind}.{TABLE_ID} WHERE {filter_sql(conds)}")
+                out.append((f"{kind}:{label}", result))
+        return out

@@ -10,11 +10,15 @@ expected content is exactly the last commit's rows.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .. import data
+from ..systems import LAB
 from . import Context, Workload, register
-from ._tables import adopt_pk_table, fresh_copy, pk_final, read_back_all, shared_pk_table, upsert_commits
+from ._tables import (_build_once, adopt_pk_table, fresh_copy, pk_final, read_back_all, shared_pk_table,
+                      upsert_commits)
 
 
 class _PkWorkload(Workload):
@@ -100,6 +104,43 @@ class PkCompact(_PkWorkload):
     def prepare(self, ctx: Context, system):
         wh = fresh_copy(ctx, system, shared_pk_table(ctx, system), ctx.run_dir)
         return system.open(wh)
+
+    def run(self, ctx: Context, system, table):
+        system.compact(table)
+
+    def verify(self, ctx: Context, system, table, result):
+        return read_back_all(system, ctx.run_dir, self.expected(ctx))
+
+
+@register
+class PkCompactFresh(_PkWorkload):
+    """Full compaction right after one commit: every bucket holds one fresh level-0 file that
+    overlaps nothing, so (as in Java) each is moved to the top level by rewriting its metadata
+    only, no data file is read or written."""
+
+    name = "pk_compact_fresh"
+    description = ("full compaction of a primary-key table holding one commit (one level-0 file per bucket: "
+                   "upgraded by metadata); a fresh copy per run")
+    order = 55
+    needs_setup = True
+    requires = ("compact",)
+    systems = (LAB,)
+
+    def expected(self, ctx: Context) -> data.Fingerprint:
+        return data.fingerprint(upsert_commits(ctx)[0])
+
+    def _table(self, ctx: Context, system) -> str:
+        def build(wh):
+            table = system.create_pk_table(wh, data.SCHEMA, data.PARTITION_KEYS)
+            system.upsert(table, upsert_commits(ctx)[0])
+
+        return _build_once(os.path.join(ctx.shared_dir, f"pk1-{ctx.rows}"), build)
+
+    def setup(self, ctx: Context, system):
+        self._table(ctx, system)
+
+    def prepare(self, ctx: Context, system):
+        return system.open(fresh_copy(ctx, system, self._table(ctx, system), ctx.run_dir))
 
     def run(self, ctx: Context, system, table):
         system.compact(table)

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import io
+import threading
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 import fastavro
+import numpy as np
+import pyarrow as pa
 
 from paimon_lab.core import binary_row
 from paimon_lab.errors import CorruptFileError
@@ -246,6 +250,127 @@ class ManifestFileMeta:
             rec.get("_MIN_BUCKET"), rec.get("_MAX_BUCKET"), rec.get("_MIN_LEVEL"), rec.get("_MAX_LEVEL"),
             rec.get("_MIN_ROW_ID"), rec.get("_MAX_ROW_ID"))
 
+_STATS_TYPE = pa.struct([("_MIN_VALUES", pa.binary()), ("_MAX_VALUES", pa.binary()),
+                         ("_NULL_COUNTS", pa.list_(pa.int64()))])
+_STRINGS_TYPE = pa.list_(pa.string())
+ENTRY_ARROW_TYPE = pa.struct([
+    ("_KIND", pa.int32()), ("_PARTITION", pa.binary()), ("_BUCKET", pa.int32()), ("_TOTAL_BUCKETS", pa.int32()),
+    ("_FILE", pa.struct([
+        ("_FILE_NAME", pa.string()), ("_FILE_SIZE", pa.int64()), ("_ROW_COUNT", pa.int64()),
+        ("_MIN_KEY", pa.binary()), ("_MAX_KEY", pa.binary()), ("_KEY_STATS", _STATS_TYPE),
+        ("_VALUE_STATS", _STATS_TYPE), ("_MIN_SEQUENCE_NUMBER", pa.int64()), ("_MAX_SEQUENCE_NUMBER", pa.int64()),
+        ("_SCHEMA_ID", pa.int64()), ("_LEVEL", pa.int32()), ("_EXTRA_FILES", _STRINGS_TYPE),
+        ("_CREATION_TIME", pa.timestamp("ms", tz="UTC")), ("_DELETE_ROW_COUNT", pa.int64()),
+        ("_EMBEDDED_FILE_INDEX", pa.binary()), ("_FILE_SOURCE", pa.int32()), ("_VALUE_STATS_COLS", _STRINGS_TYPE),
+        ("_EXTERNAL_PATH", pa.string()), ("_FIRST_ROW_ID", pa.int64()), ("_WRITE_COLS", _STRINGS_TYPE)])),
+])
+
+
+def _flatten(struct: pa.StructArray, prefix: str = "") -> dict[str, pa.Array]:
+    out: dict[str, pa.Array] = {}
+    for i, f in enumerate(struct.type):
+        child = struct.field(i)
+        if pa.types.is_struct(f.type):
+            out.update(_flatten(child, f"{prefix}{f.name}."))
+        else:
+            out[prefix + f.name] = child
+    return out
+
+
+class ManifestColumns:
+    """One manifest's entries decoded in bulk: one Arrow column per field of the entry, the nested
+    file record flattened (``_FILE._ROW_COUNT``, ``_FILE._VALUE_STATS._MIN_VALUES``, ...);
+    ``_FILE._CREATION_TIME`` as epoch milliseconds. :class:`ManifestEntry` objects are built only
+    for the rows asked for, once each."""
+
+    def __init__(self, table: pa.Table, objects: list | None = None):
+        self.table = table
+        self._objects: list[ManifestEntry | None] = objects if objects is not None else [None] * table.num_rows
+
+    @staticmethod
+    def from_records(records: list[dict], objects: list | None = None) -> ManifestColumns:
+        columns = _flatten(pa.array(records, type=ENTRY_ARROW_TYPE))
+        created = columns["_FILE._CREATION_TIME"]
+        columns["_FILE._CREATION_TIME"] = created.cast(pa.int64())
+        return ManifestColumns(pa.table(columns), objects)
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held, estimated as if every row's objects were built (about 1.3 KB each)."""
+        return self.table.nbytes + 1300 * self.table.num_rows
+
+    def entries(self, rows: Sequence[int] | np.ndarray | None = None) -> list[ManifestEntry]:
+        """The entries at ``rows`` (default: all), in that order."""
+        objects = self._objects
+        rows = range(self.table.num_rows) if rows is None else [int(r) for r in rows]
+        missing = [r for r in rows if objects[r] is None]
+        if missing:
+            for r, e in zip(missing, _entries_of(self.table.take(pa.array(missing, pa.int64())))):
+                objects[r] = e
+        return [objects[r] for r in rows]
+
+
+def _entries_of(t: pa.Table) -> list[ManifestEntry]:
+    c = {name: t.column(name).to_pylist() for name in t.column_names}
+
+    def stats(prefix):
+        return [SimpleStats(lo, hi, tuple(nc) if nc is not None else None) for lo, hi, nc in
+                zip(c[prefix + "._MIN_VALUES"], c[prefix + "._MAX_VALUES"], c[prefix + "._NULL_COUNTS"])]
+
+    def opt_tuple(values):
+        return [tuple(v) if v is not None else None for v in values]
+
+    files = [DataFileMeta(*fields) for fields in zip(
+        c["_FILE._FILE_NAME"], c["_FILE._FILE_SIZE"], c["_FILE._ROW_COUNT"], c["_FILE._MIN_KEY"], c["_FILE._MAX_KEY"],
+        stats("_FILE._KEY_STATS"), stats("_FILE._VALUE_STATS"), c["_FILE._MIN_SEQUENCE_NUMBER"],
+        c["_FILE._MAX_SEQUENCE_NUMBER"], c["_FILE._SCHEMA_ID"], c["_FILE._LEVEL"],
+        [tuple(v or ()) for v in c["_FILE._EXTRA_FILES"]], c["_FILE._CREATION_TIME"], c["_FILE._DELETE_ROW_COUNT"],
+        c["_FILE._EMBEDDED_FILE_INDEX"], c["_FILE._FILE_SOURCE"], opt_tuple(c["_FILE._VALUE_STATS_COLS"]),
+        c["_FILE._EXTERNAL_PATH"], c["_FILE._FIRST_ROW_ID"], opt_tuple(c["_FILE._WRITE_COLS"]))]
+    return [ManifestEntry(*fields) for fields in zip(c["_KIND"], c["_PARTITION"], c["_BUCKET"], c["_TOTAL_BUCKETS"], files)]
+
+
+class ManifestColumnsCache:
+    """Decoded manifests by path, least recently used first out; bounded by their estimated memory
+    (manifest files are immutable: a name is never written twice)."""
+
+    def __init__(self, max_bytes: int = 256 << 20):
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[tuple, ManifestColumns] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> ManifestColumns | None:
+        with self._lock:
+            got = self._items.get(key)
+            if got is not None:
+                self._items.move_to_end(key)
+            return got
+
+    def put(self, key: tuple, value: ManifestColumns) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._bytes -= old.nbytes
+            self._items[key] = value
+            self._bytes += value.nbytes
+            while self._bytes > self.max_bytes and len(self._items) > 1:
+                _, dropped = self._items.popitem(last=False)
+                self._bytes -= dropped.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+
+#: the process's decoded manifests (``MANIFEST_CACHE.max_bytes`` to bound it differently)
+MANIFEST_CACHE = ManifestColumnsCache()
+
 
 def _avro_codec(compression: str) -> str:
     return {"zstd": "zstandard", "none": "null", "null": "null"}.get(compression, compression)
@@ -282,8 +407,11 @@ class ManifestIO:
     # --------------------------------------------------------------- manifests
     def write_manifest(self, name: str, entries: Sequence[ManifestEntry], schema_id: int,
                        partition_stats: SimpleStats) -> ManifestFileMeta:
-        data = _write_avro(MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in entries), self.compression)
+        records = [e.to_avro() for e in entries]
+        data = _write_avro(MANIFEST_ENTRY_SCHEMA, records, self.compression)
         self.io.write_bytes(self.path(name), data)
+        MANIFEST_CACHE.put((type(self.io.fs).__name__, self.path(name)),
+                           ManifestColumns.from_records(records, list(entries)))
         buckets = [e.bucket for e in entries]
         levels = [e.file.level for e in entries]
         return ManifestFileMeta(
@@ -293,10 +421,21 @@ class ManifestIO:
             min(levels, default=None), max(levels, default=None))
 
     def read_manifest(self, name: str) -> list[ManifestEntry]:
-        try:
-            return [ManifestEntry.from_avro(r) for r in _read_avro(self.io, self.path(name), "Manifest")]
-        except (KeyError, TypeError) as e:
-            raise CorruptFileError(f"Manifest {name} has an unexpected layout: {e}") from None
+        return self.read_manifest_columns(name).entries()
+
+    def read_manifest_columns(self, name: str) -> ManifestColumns:
+        """A manifest's entries as Arrow columns, decoded once per process (see :data:`MANIFEST_CACHE`)."""
+        path = self.path(name)
+        key = (type(self.io.fs).__name__, path)
+        got = MANIFEST_CACHE.get(key)
+        if got is None:
+            records = _read_avro(self.io, path, "Manifest")
+            try:
+                got = ManifestColumns.from_records(records)
+            except (KeyError, TypeError, pa.ArrowInvalid, pa.ArrowTypeError) as e:
+                raise CorruptFileError(f"Manifest {name} has an unexpected layout: {e}") from None
+            MANIFEST_CACHE.put(key, got)
+        return got
 
     # --------------------------------------------------------------- manifest lists
     def write_manifest_list(self, name: str, metas: Sequence[ManifestFileMeta]) -> int:

@@ -214,6 +214,9 @@ _OPTIONS: list[Option] = [
     Option("compaction.size-ratio", 1, _parse_int),
     Option("compaction.min.file-num", 5, _parse_int),
     Option("compaction.max.file-num", 50, _parse_int),
+    Option("compaction.small-file-ratio", 0.7, float,
+           "Files under target-file-size times this are rewritten with their neighbours in a compaction; "
+           "larger files that overlap nothing are moved up a level by metadata only."),
     Option("full-compaction.delta-commits", None, _parse_int),
     Option("merge-engine", "deduplicate", _enum("deduplicate", "partial-update", "aggregation", "first-row")),
     Option("changelog-producer", "none", _enum("none", "input", "lookup", "full-compaction")),

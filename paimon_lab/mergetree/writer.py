@@ -9,6 +9,7 @@ empties it, whatever the total size of the write.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
@@ -163,6 +164,58 @@ class MergeTreeWriter:
                 pass
 
     def _compact_unit(self, files: list[DataFileMeta], output_level: int) -> None:
+        steps = self._upgrade_steps(files, output_level)
+        if steps is None:
+            self._rewrite_unit(files, output_level)
+            return
+        for upgrade, group in steps:
+            if upgrade:
+                self._replace(group, [replace(f, level=output_level) for f in group])
+            else:
+                self._rewrite_unit(group, output_level)
+
+    def _upgrade_steps(self, files: list[DataFileMeta], output_level: int) -> list[tuple[bool, list]] | None:
+        """How Java's compaction task handles a unit that is one sorted run (a lone file, or the
+        files of one level >= 1, which overlap nothing): a file of at least ``target-file-size *
+        compaction.small-file-ratio`` (or the only small one) is *upgraded*, moved to the output
+        level by rewriting its metadata only, unless it goes to the top level and may hold
+        deletes; runs of small files are rewritten together. Steps (upgrade?, files); None:
+        rewrite the whole unit (overlapping runs, or a changelog producer / deletion vectors /
+        first-row engine that must see the rows)."""
+        owner = self.owner
+        if (owner.changelog_producer in ("lookup", "full-compaction") or owner.dv_enabled
+                or owner.merge_fn.engine == "first-row"):
+            return None
+        if len(files) > 1 and (len({f.level for f in files}) != 1 or files[0].level == 0):
+            return None
+        min_size = owner.core.target_file_size * owner.core.get("compaction.small-file-ratio")
+        top = self.levels.max_level
+        steps: list[tuple[bool, list]] = []
+        small: list[DataFileMeta] = []
+
+        def upgrade(f: DataFileMeta) -> None:
+            if output_level == top and (f.delete_row_count is None or f.delete_row_count > 0):
+                steps.append((False, [f]))  # the top level keeps no deletes: rewrite to drop them
+            elif f.level != output_level:
+                steps.append((True, [f]))
+
+        def flush_small() -> None:
+            if len(small) == 1:
+                upgrade(small[0])
+            elif small:
+                steps.append((False, list(small)))
+            small.clear()
+
+        for f in sorted(files, key=lambda x: x.min_key):
+            if f.file_size < min_size:
+                small.append(f)
+            else:
+                flush_small()
+                upgrade(f)
+        flush_small()
+        return steps
+
+    def _rewrite_unit(self, files: list[DataFileMeta], output_level: int) -> None:
         owner = self.owner
         files = merge_order(files)
         drop_delete = output_level != 0 and output_level >= self.levels.non_empty_highest_level()
@@ -306,13 +359,16 @@ class MergeTreeWriter:
 
     def _net_compaction(self) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
         """Drop files that were both produced and consumed by compactions inside this commit."""
-        after_names = {f.file_name for f in self.compact_after}
-        transient = {f.file_name for f in self.compact_before if f.file_name in after_names}
-        if transient:
+        # An upgraded file is in both lists under one name at two levels: (name, level) tells them apart.
+        after_ids = {(f.file_name, f.level) for f in self.compact_after}
+        transient = {(f.file_name, f.level) for f in self.compact_before if (f.file_name, f.level) in after_ids}
+        kept_names = {f.file_name for f in self.compact_after if (f.file_name, f.level) not in transient}
+        doomed = {name for name, _ in transient} - kept_names
+        if doomed:
             self.owner.store.file_io.delete_quietly(
-                [self.files.path(f) for f in self.compact_after if f.file_name in transient])
-        before = [f for f in self.compact_before if f.file_name not in transient]
-        after = [f for f in self.compact_after if f.file_name not in transient]
+                [self.files.path(f) for f in self.compact_after if f.file_name in doomed])
+        before = [f for f in self.compact_before if (f.file_name, f.level) not in transient]
+        after = [f for f in self.compact_after if (f.file_name, f.level) not in transient]
         return before, after
 
     def written_paths(self) -> list[str]:

@@ -7,20 +7,23 @@ The filter is still applied to rows by the reader; pruning only skips what canno
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from paimon_lab.core.schema import check_bucket_mode
-from paimon_lab.core.manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta, merge_entries
+from paimon_lab.core import binary_row
+from paimon_lab.core.manifest import DELETE, DataFileMeta, ManifestColumns, ManifestEntry, ManifestFileMeta
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate
+from paimon_lab.core.schema import check_bucket_mode
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
 from paimon_lab.fileindex import INDEX_FILE_SUFFIX, FileIndexReader
 from paimon_lab.io.file_io import join
-from paimon_lab.core import binary_row
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -42,6 +45,70 @@ class DataSplit:
         return sum(f.row_count for f in self.files)
 
 
+class LiveEntries:
+    """Entries of several manifests as one Arrow table (``table``, with the columns of
+    :class:`ManifestColumns`); :meth:`entries` builds the objects of the rows left."""
+
+    def __init__(self, parts: list[ManifestColumns], table: pa.Table):
+        self.parts = parts
+        self.table = table  # plus _M (which part) and _ROW (row in it)
+
+    @staticmethod
+    def of(parts: list[ManifestColumns]) -> LiveEntries:
+        """The live ADDs of ``parts``: a DELETE cancels the ADD of the same file, in any order
+        (Paimon never re-adds a deleted file), as :func:`merge_entries` folds objects."""
+        if not parts:
+            parts = [ManifestColumns.from_records([])]
+        tables = [p.table.append_column("_M", pa.array(np.full(p.num_rows, i, np.int32)))
+                  .append_column("_ROW", pa.array(np.arange(p.num_rows, dtype=np.int32)))
+                  for i, p in enumerate(parts)]
+        table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        kind = table.column("_KIND")
+        is_delete = pc.equal(kind, DELETE)
+        if not pc.any(is_delete).as_py():
+            return LiveEntries(parts, table)
+        adds = table.filter(pc.invert(is_delete))
+        deletes = table.filter(is_delete)
+        maybe = pc.is_in(adds.column("_FILE._FILE_NAME"), deletes.column("_FILE._FILE_NAME"))
+        if pc.any(maybe).as_py():
+            live = LiveEntries(parts, deletes)
+            deleted = {e.identifier for e in live.entries()}
+            candidates = np.flatnonzero(maybe.to_numpy(zero_copy_only=False))
+            cand = LiveEntries(parts, adds.take(pa.array(candidates)))
+            gone = [i for i, e in zip(candidates, cand.entries()) if e.identifier in deleted]
+            keep = np.ones(adds.num_rows, dtype=bool)
+            keep[gone] = False
+            adds = adds.filter(pa.array(keep))
+        return LiveEntries(parts, adds)
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows
+
+    def filter(self, mask) -> LiveEntries:
+        return LiveEntries(self.parts, self.table.filter(mask))
+
+    def sorted(self, keys: list[tuple[str, str]]) -> LiveEntries:
+        if self.num_rows < 2:
+            return self
+        return LiveEntries(self.parts, self.table.take(pc.sort_indices(self.table, sort_keys=keys)))
+
+    def entries(self) -> list[ManifestEntry]:
+        """The objects of the rows, in row order (built once per manifest row and kept)."""
+        if not self.num_rows:
+            return []
+        which = self.table.column("_M").to_numpy()
+        rows = self.table.column("_ROW").to_numpy()
+        if (which == which[0]).all():
+            return self.parts[int(which[0])].entries(rows)
+        out: list = [None] * len(rows)
+        for m in np.unique(which):
+            at = np.flatnonzero(which == m)
+            for i, e in zip(at, self.parts[int(m)].entries(rows[at])):
+                out[i] = e
+        return out
+
+
 class FileStoreScan:
     def __init__(self, store: "FileStore"):
         check_bucket_mode(store.schema)   # a postpone-bucket table is not a dynamic-bucket one
@@ -59,37 +126,38 @@ class FileStoreScan:
         stats = decode_stats(meta.partition_stats, fields)
         return pred.may_match(stats, meta.num_added_files + meta.num_deleted_files)
 
-    def read_entries(self, snapshot: Snapshot, partition_filter: Predicate | None = None,
-                     bucket: int | None = None) -> list[ManifestEntry]:
-        """Live ADD entries of a snapshot, restricted to matching partitions (and one bucket)."""
-        cache = self.store.manifest_cache
-        load = self.store.manifest_io.read_manifest
-        codec = self.store.partition_codec
-        names = [f.name for f in codec.fields]
-        entries: list[ManifestEntry] = []
+    def live_columns(self, snapshot: Snapshot, partition_filter: Predicate | None = None,
+                     bucket: int | None = None) -> LiveEntries:
+        """Live ADD entries of a snapshot as Arrow columns, restricted to matching partitions (and
+        one bucket); no entry objects are built."""
+        mio = self.store.manifest_io
+        parts: list[ManifestColumns] = []
         for meta in self.manifests(snapshot):
             if bucket is not None and meta.min_bucket is not None and not (
                     meta.min_bucket <= bucket <= meta.max_bucket):
                 continue
             if not self._partition_stats_match(meta, partition_filter):
                 continue
-            entries.extend(cache.get(meta.file_name, load))
-        live = [e for e in merge_entries(entries) if e.kind == ADD]
+            parts.append(mio.read_manifest_columns(meta.file_name))
+        live = LiveEntries.of(parts)
         if bucket is not None:
-            live = [e for e in live if e.bucket == bucket]
-        if partition_filter is not None and names:
-            keep: dict[bytes, bool] = {}
-            out = []
-            for e in live:
-                ok = keep.get(e.partition)
-                if ok is None:
-                    values = codec.from_bytes(e.partition)
-                    stats = {n: (v, v, 1 if v is None else 0) for n, v in zip(names, values)}
-                    ok = keep[e.partition] = partition_filter.may_match(stats, 1)
-                if ok:
-                    out.append(e)
-            live = out
+            live = live.filter(pc.equal(live.table.column("_BUCKET"), bucket))
+        names = [f.name for f in self.store.schema.partition_fields]
+        if partition_filter is not None and names and live.num_rows:
+            codec = self.store.partition_codec
+            keep = []
+            for part in pc.unique(live.table.column("_PARTITION")).to_pylist():
+                values = codec.from_bytes(part)
+                stats = {n: (v, v, 1 if v is None else 0) for n, v in zip(names, values)}
+                if partition_filter.may_match(stats, 1):
+                    keep.append(part)
+            live = live.filter(pc.is_in(live.table.column("_PARTITION"), pa.array(keep, pa.binary())))
         return live
+
+    def read_entries(self, snapshot: Snapshot, partition_filter: Predicate | None = None,
+                     bucket: int | None = None) -> list[ManifestEntry]:
+        """Live ADD entries of a snapshot, restricted to matching partitions (and one bucket)."""
+        return self.live_columns(snapshot, partition_filter, bucket).entries()
 
     def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         return self.read_entries(snapshot)
@@ -170,29 +238,140 @@ class FileStoreScan:
         schema = self.store.schema
         part_names = {f.name for f in schema.partition_fields}
         part_pred = predicate.restrict(part_names) if predicate is not None else None
-        entries = self.read_entries(snapshot, part_pred)
+        live = self.live_columns(snapshot, part_pred)
         if predicate is not None and schema.primary_keys and not schema.core.get("deletion-vectors.enabled"):
             # Versions of a row live in several files; only key columns may skip a file. (With
             # deletion vectors a read takes each key from one file, so any column may, as in Java.)
             predicate = predicate.restrict(set(schema.primary_keys))
         select_buckets = self.bucket_selector(predicate)
-        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-        for e in entries:
-            if select_buckets is not None:
-                buckets = select_buckets(e.total_buckets)
-                if buckets is not None and e.bucket not in buckets:
-                    continue
-            bucket_dir = (self.store.bucket_path(e.partition, e.bucket)
-                          if schema.primary_keys and e.file.extra_files else None)
-            if predicate is not None and not self.file_may_match(e.file, predicate, bucket_dir):
-                continue
-            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        if select_buckets is not None and live.num_rows:
+            col = live.table.column("_TOTAL_BUCKETS")
+            mask = None
+            for total in pc.unique(col).to_pylist():
+                buckets = select_buckets(total)
+                hit = pc.equal(col, total)
+                if buckets is not None:
+                    hit = pc.and_(hit, pc.is_in(live.table.column("_BUCKET"), pa.array(sorted(buckets), pa.int32())))
+                mask = hit if mask is None else pc.or_(mask, hit)
+            live = live.filter(mask)
+        if predicate is not None and live.num_rows:
+            keep = stats_prefilter(self.store, live.table, predicate)
+            if keep is not None and not keep.all():
+                live = live.filter(pa.array(keep))
+        live = live.sorted([("_PARTITION", "ascending"), ("_BUCKET", "ascending"),
+                            ("_FILE._MIN_SEQUENCE_NUMBER", "ascending"), ("_FILE._FILE_NAME", "ascending")])
         splits = []
-        for (part, bucket), files in groups.items():
-            files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
-            splits.append(DataSplit(part, bucket, files, snapshot.id, snapshot))
-        splits.sort(key=lambda s: (s.partition, s.bucket))
+        for (part, bucket), group in groupby(live.entries(), key=lambda e: (e.partition, e.bucket)):
+            files = [e.file for e in group]
+            if predicate is not None:
+                bucket_dir = self.store.bucket_path(part, bucket) if schema.primary_keys else None
+                files = [f for f in files if self.file_may_match(
+                    f, predicate, bucket_dir if f.extra_files else None)]
+            if files:
+                splits.append(DataSplit(part, bucket, files, snapshot.id, snapshot))
         return splits
+
+
+_NUMERIC_STATS = {"TINYINT": "<i1", "SMALLINT": "<i2", "INT": "<i4", "BIGINT": "<i8", "FLOAT": "<f4", "DOUBLE": "<f8"}
+
+
+def _stats_slot(column: pa.ChunkedArray, pos: int, arity: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """Field ``pos`` of every stats row (BinaryRow bytes) of ``column``, decoded in bulk:
+    (values, known); unknown where the row is missing or too short or the field is null."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    # serialized stats: the row's arity (4 bytes, big-endian), then the BinaryRow
+    starts, lengths = offsets[:-1] + 4, offsets[1:] - offsets[:-1] - 4
+    at = binary_row.null_bits_width(arity) + 8 * pos
+    known = lengths >= at + 8
+    if arr.null_count:
+        known &= arr.is_valid().to_numpy(zero_copy_only=False)
+    bit = pos + binary_row.HEADER_BITS
+    safe = np.where(known, starts, 0)
+    if not known.any():
+        return np.zeros(n, dtype=dtype), known
+    prefix = data[(np.where(known, safe - 4, 0))[:, None] + np.arange(4)]
+    known &= np.ascontiguousarray(prefix).view(">i4").reshape(n) == arity
+    known &= (data[safe + bit // 8] >> (bit % 8) & 1) == 0
+    raw = data[(np.where(known, safe + at, 0))[:, None] + np.arange(np.dtype(dtype).itemsize)]
+    return np.ascontiguousarray(raw).view(dtype).reshape(n), known
+
+
+def stats_prefilter(store: FileStore, table: pa.Table, predicate: Predicate) -> np.ndarray | None:
+    """Which entries may hold rows matching ``predicate``, from their value statistics decoded in
+    bulk: comparisons and IN on numeric columns, combined with AND / OR (True wherever unsure:
+    other shapes and types, other schemas, files with stats of some columns only). The exact
+    per-file check still runs on what is left. None: nothing to prune with."""
+    schema = store.schema
+    eligible = (table.column("_FILE._SCHEMA_ID").to_numpy() == schema.id) & \
+        table.column("_FILE._VALUE_STATS_COLS").is_null().to_numpy(zero_copy_only=False)
+    if not eligible.any():
+        return None
+    fields = list(schema.fields)
+    slots: dict[str, tuple] = {}
+
+    def bounds(name: str):
+        if name not in slots:
+            pos = next((i for i, f in enumerate(fields) if f.name == name), None)
+            dtype = _NUMERIC_STATS.get(fields[pos].type.root) if pos is not None else None
+            if dtype is None:
+                slots[name] = None
+            else:
+                lo, lo_known = _stats_slot(table.column("_FILE._VALUE_STATS._MIN_VALUES"), pos, len(fields), dtype)
+                hi, hi_known = _stats_slot(table.column("_FILE._VALUE_STATS._MAX_VALUES"), pos, len(fields), dtype)
+                known = eligible & lo_known & hi_known
+                if dtype.startswith("<f"):
+                    known &= ~(np.isnan(lo) | np.isnan(hi))
+                slots[name] = (lo, hi, known)
+        return slots[name]
+
+    def number(v) -> bool:
+        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and \
+            not (isinstance(v, (float, np.floating)) and math.isnan(v))
+
+    def may(pred: Predicate) -> np.ndarray | None:
+        if isinstance(pred, And):
+            masks = [m for m in (may(c) for c in pred.children) if m is not None]
+            return np.logical_and.reduce(masks) if masks else None
+        if isinstance(pred, Or):
+            masks = [may(c) for c in pred.children]
+            return None if any(m is None for m in masks) or not masks else np.logical_or.reduce(masks)
+        if not isinstance(pred, Leaf) or pred.op not in ("=", "<", "<=", ">", ">=", "in"):
+            return None
+        got = bounds(pred.column)
+        values = [v for v in pred.literals if v is not None]
+        if got is None or not values or not all(number(v) for v in values):
+            return None
+        lo, hi, known = got
+        v = values[0]
+        try:
+            hit = _compare(pred.op, lo, hi, v, values)
+        except (OverflowError, TypeError):  # a literal outside the column type's range: no pruning
+            return None
+        return hit | ~known
+
+    return may(predicate)
+
+
+def _compare(op: str, lo: np.ndarray, hi: np.ndarray, v, values: list) -> np.ndarray:
+    """Whether [lo, hi] may hold a value satisfying ``op`` against the literal(s)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        if op == "=":
+            return (lo <= v) & (v <= hi)
+        if op == "<":
+            return lo < v
+        if op == "<=":
+            return lo <= v
+        if op == ">":
+            return hi > v
+        if op == ">=":
+            return hi >= v
+        hit = np.zeros(len(lo), dtype=bool)
+        for x in values:
+            hit |= (lo <= x) & (x <= hi)
+        return hit
 
 
 # Bucket-key types whose hash a filter literal reproduces exactly (no -0.0/NaN, padding or time zones).

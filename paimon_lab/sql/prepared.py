@@ -50,6 +50,7 @@ class Scan:
     filter: str | None
     limit: int | None
     rows: int | None = None
+    metadata: bool = False  # answered from the table's metadata, no data file read
 
 
 class Prepared:
@@ -94,10 +95,59 @@ class Prepared:
             out[r.name] = data
         return out
 
+    def _count_from_metadata(self, con) -> pa.Table | None:
+        """``SELECT count(*) FROM t [WHERE <filter>]`` (count(1) alike, any alias) over one table
+        whose metadata knows the count (see ``Relation.metadata_count``): the answer, else None."""
+        select = self.ast
+        if not isinstance(select, exp.Select) or len(self.rels) != 1 or len(select.expressions) != 1:
+            return None
+        if any(select.args.get(k) for k in ("joins", "group", "having", "qualify", "distinct", "order",
+                                              "limit", "offset", "with", "windows")):
+            return None
+        agg = select.expressions[0]
+        agg = agg.this if isinstance(agg, exp.Alias) else agg
+        if not isinstance(agg, exp.Count) or agg.args.get("big_int") is False:
+            return None
+        arg = agg.this
+        if not (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string)):
+            return None
+        (rel,) = self.rels
+        frm = select.args.get("from") or select.args.get("from_")
+        if frm is None or frm.expressions or frm.this is not rel.node:
+            return None  # the table must be the direct source (not a subquery or view over it)
+        where = select.args.get("where")
+        conjuncts = list(where.this.flatten()) if where is not None and isinstance(where.this, exp.And) else \
+            ([where.this] if where is not None else [])
+        if len(rel.predicates) != len(conjuncts) or not rel.relation.pushdown:
+            return None  # some condition could not become a table predicate
+        try:
+            n = rel.relation.metadata_count(rel.predicate)
+        except PaimonLabError as e:
+            raise self.rw.node_error(f"Cannot read {rel.relation.describe()}: {e}", rel.node) from e
+        if n is None:
+            return None
+        # DuckDB names and types the column: run the query over an empty table, then fill in n
+        shape = select.copy()
+        shape.set("where", None)
+        con.register(rel.name, rel.relation.schema.empty_table())
+        empty = fetch_arrow(con, shape.sql(dialect="duckdb"))
+        self.scans = [Scan(rel.relation.describe(), [], _pred_text(rel.predicate), None, n, metadata=True)]
+        return pa.table([pa.array([n], empty.schema.field(0).type)], schema=empty.schema)
+
     def execute(self, overrides: dict[int, pa.Table] | None = None) -> pa.Table:
         import duckdb  # heavy, imported when a query runs
 
         sql = self.sql
+        if not overrides:
+            con = connect(self.external_access)
+            try:
+                counted = self._count_from_metadata(con)
+            except duckdb.Error as e:
+                raise duckdb_error(e, self.rw.original) from None
+            finally:
+                con.close()
+            if counted is not None:
+                return counted
         for attempt in (True, False):
             tables = self.read_relations(overrides, pushdown=attempt)
             con = connect(self.external_access)

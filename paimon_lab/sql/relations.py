@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_lab.core.predicate import Predicate
+from paimon_lab.operation.count import metadata_count
 
 
 class Relation:
@@ -22,6 +23,10 @@ class Relation:
     def read(self, columns: list[str] | None = None, predicate: Predicate | None = None,
              limit: int | None = None) -> pa.Table:
         raise NotImplementedError
+
+    def metadata_count(self, predicate: Predicate | None) -> int | None:
+        """The row count of a filtered read without reading rows, where the source knows it."""
+        return None
 
     def describe(self) -> str:
         return self.label
@@ -73,6 +78,15 @@ class PaimonRelation(Relation):
         return self.table.to_arrow(columns=columns, filter=predicate, snapshot_id=self.snapshot_id, tag=self.tag,
                                    timestamp_millis=self.timestamp_millis, limit=limit,
                                    read_optimized=self.read_optimized)
+
+    def metadata_count(self, predicate: Predicate | None) -> int | None:
+        """The row count of a filtered read from the table's metadata alone (None: it needs a read)."""
+        if self.read_optimized:
+            return None
+        snap = self.table.snapshot(self.snapshot_id, tag=self.tag, timestamp_millis=self.timestamp_millis)
+        if snap is None:
+            return 0
+        return metadata_count(self.table.store, snap, predicate)
 
     def describe(self) -> str:
         at = []

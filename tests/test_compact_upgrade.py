@@ -1,0 +1,69 @@
+"""Compaction moves files that need no merge to the output level by metadata only (Java's
+upgrade), and rewrites them where Java does: deletes going to the top level, changelog
+producers that must see the rows, runs of small files."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
+
+
+def _table(lab, name, **options):
+    return lab.create_table(f"db.{name}", SCHEMA, primary_keys=["k"], options={"bucket": "1", **options})
+
+
+def _rows(keys, tag="v"):
+    return pa.table({"k": pa.array(keys, pa.int64()), "v": [f"{tag}{k}" for k in keys]}, schema=SCHEMA)
+
+
+def _delta(t):
+    snap = t.latest_snapshot()
+    mio = t.store.manifest_io
+    return sorted((e.kind, e.file.file_name, e.file.level)
+                  for m in mio.read_manifest_list(snap.delta_manifest_list) for e in mio.read_manifest(m.file_name))
+
+
+def test_lone_level0_file_is_upgraded_not_rewritten(lab):
+    t = _table(lab, "t")
+    t.write(_rows(range(50)))
+    name = t.levels()["file_name"].iloc[0]
+    assert t.compact(full=True) is not None
+    top = t.store.num_levels - 1
+    assert _delta(t) == [(0, name, top), (1, name, 0)]
+    assert t.to_arrow().sort_by("k").equals(_rows(range(50)))
+    # nothing left to do: the file is at the top without deletes
+    assert t.compact(full=True) is None
+
+
+def test_file_with_deletes_is_rewritten_into_the_top_level(lab):
+    t = _table(lab, "t")
+    t.write(_rows(range(50)), row_kinds=["+I"] * 40 + ["-D"] * 10)
+    name = t.levels()["file_name"].iloc[0]
+    assert t.compact(full=True) is not None
+    delta = _delta(t)
+    assert (1, name, 0) in delta and all(n != name for kind, n, _ in delta if kind == 0)
+    assert t.levels()["row_count"].tolist() == [40]
+    assert t.to_arrow().sort_by("k").equals(_rows(range(40)))
+
+
+def test_overlapping_files_are_merged(lab):
+    t = _table(lab, "t")
+    t.write(_rows(range(50)))
+    t.write(_rows(range(25, 75), "w"))
+    names = set(t.levels()["file_name"])
+    assert t.compact(full=True) is not None
+    after = t.levels()
+    assert len(after) == 1 and after["file_name"].iloc[0] not in names
+    assert t.to_arrow().num_rows == 75
+
+
+@pytest.mark.parametrize("producer", ["lookup", "full-compaction"])
+def test_changelog_producers_that_need_rows_rewrite(lab, producer):
+    t = _table(lab, "t", **{"changelog-producer": producer})
+    t.write(_rows(range(20)))
+    t.compact(full=True)
+    t = lab.get_table("db.t")
+    assert t.to_arrow().num_rows == 20
+    assert len(t.changes(0)) >= 20  # the changelog was produced from the rows
