@@ -1181,7 +1181,7 @@ def test_complete_names_columns_and_system_tables(s):
     assert texts("SELECT * FROM t$ta") == (16, ["tags", "table_indexes"])
     assert texts("SELECT * FROM t$snapshots WHERE commit_k")[1] == ["commit_kind"]
     assert texts("SELECT * FROM t$audit_log WHERE r")[1] == ["rowkind"]
-    assert texts("CALL sys.rollback")[1] == ["rollback_to", "rollback_to_timestamp"]
+    assert texts("CALL sys.rollback")[1] == ["rollback_to", "rollback_to_timestamp", "rollback_to_watermark"]
     assert texts("USE CATALOG p")[1] == ["paimon"]
     assert texts("SELECT 'FROM ")[1] == [] and texts("SELECT 1; SELECT * FROM t WHERE ")[1] == ["k"]
     text = "SELECT * FROM t WHERE  AND k = 'still typing"  # an open quote after the cursor
