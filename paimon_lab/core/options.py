@@ -1,14 +1,19 @@
-"""Table options (Paimon's CoreOptions): known keys, their types, defaults and validation.
+"""Table options (Paimon's CoreOptions): the registry of every key, typed parsing and validation.
 
-Options are stored as strings in the schema file; :class:`CoreOptions` gives typed access and
-:func:`validate_options` rejects unknown keys and ill-typed values with an :class:`OptionError`.
+``option_registry.json`` (generated from Java Paimon by ``scripts/gen_option_registry.py``) lists
+every option Java knows, with paimon-lab's status for it: ``implemented``, ``no-effect`` (accepted,
+with a reason why nothing depends on it) or ``refused`` (setting it raises an :class:`OptionError`
+naming the reason). Options are stored as strings in the schema file; :class:`CoreOptions` gives
+typed access and :func:`validate_options` checks keys and values.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from paimon_lab.errors import OptionError
@@ -185,38 +190,92 @@ _OPTIONS: list[Option] = [
 ]
 OPTIONS: dict[str, Option] = {o.key: o for o in _OPTIONS}
 
-# Per-field and per-index options, e.g. 'fields.price.aggregate-function'.
-_PATTERNS = [
-    re.compile(r"fields\.[^.]+(\.[^.]+)*\.(aggregate-function|ignore-retract|sequence-group|"
-               r"stats-mode|default-value|nested-key|distinct|list-agg-delimiter|kind|min|max|length|"
-               r"start|end|null-rate|var-len)"),
-    re.compile(r"fields\.default-aggregate-function"),
-    re.compile(r"file-index\.[a-z-]+\.(columns|[^.]+\..+|items|fpp|.+)"),
-    re.compile(r"(orc|parquet|avro)\..+"),
-    re.compile(r"format-table\..+|csv\..+|object-location|format|file\.path|materialized-table\..+"),
-]
+
+def _float(text: str) -> float:
+    try:
+        return float(str(text).strip())
+    except ValueError:
+        raise ValueError(f"'{text}' is not a number") from None
+
+
+_BY_TYPE: dict[str, Callable[[str], Any]] = {
+    "boolean": _parse_bool, "int": _parse_int, "long": _parse_int, "double": _float, "float": _float,
+    "memory": parse_memory, "duration": parse_duration}
+
+IMPLEMENTED, NO_EFFECT, REFUSED = "implemented", "no-effect", "refused"
+REGISTRY_FILE = Path(__file__).with_name("option_registry.json")
+
+
+@dataclass(frozen=True)
+class RegistryEntry:
+    """One row of the option registry: a key (or, for patterns, a regex) and paimon-lab's status."""
+    key: str
+    source: str
+    type: str
+    default: str | None
+    since: str
+    status: str
+    reason: str
+    reads: bool
+    description: str
+    until: str | None = None
+    pattern: re.Pattern | None = None
+
+    def refusal(self, key: str) -> OptionError:
+        return OptionError(f"Option '{key}' is not supported by paimon-lab: {self.reason}")
+
+
+def _load_registry() -> tuple[dict[str, RegistryEntry], list[RegistryEntry]]:
+    data = json.loads(REGISTRY_FILE.read_text(encoding="utf-8"))
+    keys = [f for f in RegistryEntry.__dataclass_fields__ if f != "pattern"]
+    options = {o["key"]: RegistryEntry(**{k: o.get(k) for k in keys}) for o in data["options"]}
+    patterns = [RegistryEntry(**{k: p.get(k) for k in keys}, pattern=re.compile(p["pattern"]))
+                for p in data["patterns"]]
+    return options, patterns
+
+
+REGISTRY, PATTERNS = _load_registry()
+
+
+def registry_entry(key: str) -> RegistryEntry | None:
+    """The registry row for ``key``: its own row, else the first per-field/per-index pattern it matches."""
+    entry = REGISTRY.get(key)
+    if entry is None:
+        entry = next((p for p in PATTERNS if p.pattern.fullmatch(key)), None)
+    return entry
 
 
 def validate_options(options: Mapping[str, str]) -> dict[str, str]:
-    """Check every key is a known Paimon option and every value parses; return them as strings."""
+    """Check every key is an option paimon-lab implements (or accepts with no effect by design) and
+    every value parses; return them as strings. Unknown and refused keys raise an OptionError."""
     out: dict[str, str] = {}
     for key, value in options.items():
         if value is None:
             raise OptionError(f"Option '{key}' has no value")
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        opt = OPTIONS.get(key)
-        if opt is None:
-            if not any(p.fullmatch(key) for p in _PATTERNS):
-                near = difflib.get_close_matches(key, OPTIONS, n=1)
-                hint = f"; did you mean '{near[0]}'?" if near else ""
-                raise OptionError(f"Unknown table option '{key}'{hint}")
-        else:
-            try:
-                opt.parse(text)
-            except ValueError as e:
-                raise OptionError(f"Option '{key}': {e}") from None
+        entry = registry_entry(key)
+        if entry is None:
+            near = difflib.get_close_matches(key, REGISTRY, n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise OptionError(f"Unknown table option '{key}'{hint}")
+        if entry.status == REFUSED:
+            raise entry.refusal(key)
+        parse = OPTIONS[key].parse if key in OPTIONS else _BY_TYPE.get(entry.type or "", str)
+        try:
+            parse(text)
+        except ValueError as e:
+            raise OptionError(f"Option '{key}': {e}") from None
         out[key] = text
     return out
+
+
+def check_readable(options: Mapping[str, str]) -> None:
+    """Refuse to read a table (e.g. one Java wrote) carrying a refused option that changes what a
+    read returns; refused options that do not (a tag-creation schedule, say) are let through."""
+    for key in options:
+        entry = registry_entry(key)
+        if entry is not None and entry.status == REFUSED and not entry.reads:
+            raise entry.refusal(key)
 
 
 class CoreOptions:
