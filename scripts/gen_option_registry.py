@@ -35,7 +35,7 @@ NOT_YET = "not yet implemented in paimon-lab"
 
 
 def _git(repo: str, *args: str) -> str:
-    out = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True)
+    out = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False)
     return out.stdout if out.returncode == 0 else ""
 
 
@@ -48,12 +48,12 @@ def _source_text(repo: str, rev: str, paths: list[str]) -> str:
 
 
 _DECL = re.compile(r"ConfigOption<[^=]+?>\s+\w+\s*=\s*(?:ConfigOptions\.)?key\(\s*\"([^\"]+)\"\s*\)(.*?);\s*\n",
-                   re.S)
+                   re.DOTALL)
 
 
 def _default(chain: str, consts: dict[str, str]) -> str | None:
-    m = re.search(r"\.defaultValue\((.*?)\)\s*\.with", chain, re.S) or \
-        re.search(r"\.defaultValue\((.*)\)\s*$", chain.strip(), re.S)
+    m = re.search(r"\.defaultValue\((.*?)\)\s*\.with", chain, re.DOTALL) or \
+        re.search(r"\.defaultValue\((.*)\)\s*$", chain.strip(), re.DOTALL)
     if not m:
         return None
     expr = " ".join(m.group(1).split())

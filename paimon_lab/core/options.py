@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -74,6 +75,46 @@ def _enum(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+def _positive_int(text: str) -> int:
+    value = _parse_int(text)
+    if value <= 0:
+        raise ValueError(f"'{text}' must be a positive integer")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise ValueError(f"'{text}' is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"'{text}' is not between 0 and 1")
+    return value
+
+
+def _parquet_codec(text: str) -> str:
+    low = str(text).strip().lower()
+    if low not in ("uncompressed", "none", "snappy", "gzip", "lzo", "brotli", "lz4", "lz4_raw", "zstd"):
+        raise ValueError(f"'{text}' is not a Parquet codec (uncompressed, snappy, gzip, lzo, brotli, lz4_raw, zstd)")
+    return {"lz4_raw": "lz4"}.get(low, low)
+
+
+def _parquet_writer_version(text: str) -> str:
+    low = str(text).strip().lower()
+    version = {"v1": "v1", "parquet_1_0": "v1", "v2": "v2", "parquet_2_0": "v2"}.get(low)
+    if version is None:
+        raise ValueError(f"'{text}' is not a Parquet writer version (v1, v2)")
+    return version
+
+
+def _padding(text: str) -> str:
+    parts = [p.strip().lower() for p in str(text).split(",") if p.strip()]
+    bad = [p for p in parts if p not in ("row-kind-flag", "second-to-micro", "millis-to-micro")]
+    if bad or not parts:
+        raise ValueError(f"'{text}' is not a list of row-kind-flag, second-to-micro, millis-to-micro")
+    return ",".join(parts)
+
+
 def _stats_mode(text: str) -> str:
     low = str(text).strip().lower()
     if low in ("none", "counts", "full") or re.fullmatch(r"truncate\(\d+\)", low):
@@ -109,6 +150,18 @@ _OPTIONS: list[Option] = [
            "columns without a dictionary (smaller files, faster reads). NOT readable by Java Paimon "
            "<= 1.0 (Flink/Spark jobs fail with 'Unsupported encoding: DELTA_BINARY_PACKED'); pyarrow, "
            "pypaimon and paimon-rust read it. Leave it off for tables Java reads."),
+    Option("parquet.compression", None, _parquet_codec),
+    Option("parquet.compression.codec.zstd.level", None, _parse_int),
+    Option("parquet.block.size", None, _positive_int),
+    Option("parquet.page.size", None, _positive_int),
+    Option("parquet.dictionary.page.size", None, _positive_int),
+    Option("parquet.writer.version", "v1", _parquet_writer_version),
+    Option("orc.stripe.size", None, _positive_int),
+    Option("orc.compress.size", None, _positive_int),
+    Option("orc.row.index.stride", None, _positive_int),
+    Option("orc.bloom.filter.columns", None, str),
+    Option("orc.bloom.filter.fpp", None, _fraction),
+    Option("orc.dictionary.key.threshold", 0.8, _fraction),
     Option("target-file-size", None, parse_memory, "Roll data files at this size."),
     Option("partition.default-name", "__DEFAULT_PARTITION__", str),
     Option("partition.legacy-name", True, _parse_bool),
@@ -152,7 +205,7 @@ _OPTIONS: list[Option] = [
     Option("changelog-producer.row-deduplicate", False, _parse_bool),
     Option("sequence.field", None, str),
     Option("rowkind.field", None, str, "A column holding each row's kind ('+I', '-U', '+U', '-D')."),
-    Option("sequence.auto-padding", None, str),
+    Option("sequence.auto-padding", None, _padding),
     Option("first-row.ignore-delete", False, _parse_bool),
     Option("partial-update.ignore-delete", False, _parse_bool),
     Option("partial-update.remove-record-on-delete", False, _parse_bool),
@@ -293,6 +346,11 @@ class CoreOptions:
             except ValueError as e:
                 raise OptionError(f"Option '{key}': {e}") from None
         return opt.default
+
+    def new_commit_user(self) -> str:
+        """A fresh commit user: a UUID, after 'commit.user-prefix' and '_' when that is set (as Java)."""
+        prefix = self.get("commit.user-prefix")
+        return f"{prefix}_{uuid.uuid4()}" if prefix is not None else str(uuid.uuid4())
 
     @property
     def bucket(self) -> int:

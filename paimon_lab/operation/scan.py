@@ -14,11 +14,13 @@ import numpy as np
 import pyarrow as pa
 
 from paimon_lab.core.manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta, merge_entries
+from paimon_lab.core.options import check_readable
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
 from paimon_lab.fileindex import FileIndexReader
 from paimon_lab.core import binary_row
+from paimon_lab.errors import OptionError, SnapshotNotExistError
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -103,7 +105,8 @@ class FileStoreScan:
         fields = self.store.stats_fields(file)
         if fields and not pred.may_match(decode_stats(file.value_stats, fields), file.row_count):
             return False
-        if file.embedded_index and file.schema_id == self.store.schema.id:
+        if file.embedded_index and file.schema_id == self.store.schema.id and \
+                self.store.schema.core.get("file-index.read.enabled"):
 
             return FileIndexReader(file.embedded_index, list(self.store.schema.fields)).may_match(pred)
         return True
@@ -115,6 +118,8 @@ class FileStoreScan:
         schema = self.store.schema
         if predicate is None or schema.core.bucket <= 0:
             return None
+        if schema.core.raw.get("bucket-function.type", "default").lower() != "default":
+            return None  # a table Java wrote with another bucket function: no pruning by our hash
         keys = schema.bucket_keys
         values = _pinned_values(predicate, set(keys))
         if not keys or any(k not in values for k in keys):
@@ -208,6 +213,7 @@ def _pinned_values(pred: Predicate, names: set[str]) -> dict[str, set]:
 def plan_splits(store: "FileStore", snap: Snapshot, pred: Predicate | None, read_optimized: bool = False) -> list[DataSplit]:
     """The splits a read of ``snap`` touches; ``read_optimized``: only the top level of a
     primary-key table (Paimon's ``$ro``), which needs no merging."""
+    check_readable(store.schema.options)
     splits = FileStoreScan(store).plan(snap, pred)
     if read_optimized and store.schema.primary_keys:
         top = store.num_levels - 1
@@ -215,3 +221,39 @@ def plan_splits(store: "FileStore", snap: Snapshot, pred: Predicate | None, read
                   for s in splits]
         splits = [s for s in splits if s.files]
     return splits
+
+
+@dataclass(frozen=True)
+class ScanTarget:
+    """What a batch read of a table reads when the caller names no snapshot: set by the table's own
+    scan options (Java applies ``scan.*`` and ``incremental-between`` table options to every read)."""
+    snapshot_id: int | None = None
+    tag: str | None = None
+    timestamp_millis: int | None = None
+    incremental: tuple[int, int] | None = None
+
+
+def table_scan_target(store: FileStore) -> ScanTarget:
+    """The :class:`ScanTarget` of the table's options (all None: the latest snapshot)."""
+    core = store.schema.core
+    mode = core.get("scan.mode")
+    between = core.get("incremental-between")
+    if between is not None:
+        parts = [p.strip() for p in between.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise OptionError("'incremental-between' takes 'start,end' (snapshot ids or tag names)")
+        ids = [int(p) if p.isdigit() else store.tag_manager.get(p).snapshot.id for p in parts]
+        return ScanTarget(incremental=(ids[0], ids[1]))
+    if mode == "incremental":
+        raise OptionError("scan.mode 'incremental' needs 'incremental-between'")
+    target = ScanTarget(core.get("scan.snapshot-id"), core.get("scan.tag-name"), core.get("scan.timestamp-millis"))
+    if mode == "compacted-full":
+        compacted = [s.id for s in store.snapshot_manager.snapshots() if s.commit_kind == "COMPACT"]
+        if not compacted:
+            raise SnapshotNotExistError("scan.mode 'compacted-full': the table has no COMPACT snapshot")
+        return ScanTarget(snapshot_id=compacted[-1])
+    if mode in ("from-snapshot", "from-snapshot-full") and target.snapshot_id is None and target.tag is None:
+        raise OptionError(f"scan.mode '{mode}' needs 'scan.snapshot-id' or 'scan.tag-name'")
+    if mode == "from-timestamp" and target.timestamp_millis is None:
+        raise OptionError("scan.mode 'from-timestamp' needs 'scan.timestamp-millis'")
+    return target

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import traceback
-import uuid
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -209,7 +208,7 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
     # Biggest buckets first, dealt round-robin: tasks get similar amounts of data.
     jobs.sort(key=lambda j: -sum(f.file_size for f in j[3]))
     slices = [jobs[i::n] for i in range(n)]
-    commit_user = str(uuid.uuid4())
+    commit_user = table.store.schema.core.new_commit_user()
 
     def run(it):
         for chunk in it:
