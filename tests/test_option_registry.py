@@ -629,6 +629,25 @@ def b_initial_buckets(tmp_path):
     assert opened == [4, 1]
 
 
+def b_default_value(tmp_path):
+    for pk in (None, ["id"]):
+        t = _table(tmp_path, pk=pk, **({"bucket": 1} if pk else {}))
+        t.write(_rows((1, "a")))
+        t.alter(SchemaChange.add_column("n", "INT"),
+                SchemaChange.set_option("fields.n.default-value", "7"),
+                SchemaChange.set_option("fields.v.default-value", "dflt"))
+        t.write(pa.table({"id": pa.array([2, 3], pa.int64()), "v": [None, "c"], "n": pa.array([None, 5], pa.int32())}))
+        got = sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"])
+        assert got == [{"id": 1, "v": "a", "n": 7}, {"id": 2, "v": "dflt", "n": 7}, {"id": 3, "v": "c", "n": 5}]
+        assert _ids(t, filter="n = 7") == [1, 2]
+        assert _ids(t, filter="v = 'dflt' OR n = 5") == [2, 3]
+        assert t.to_arrow(columns=["n"], filter="n = 7", limit=1).num_rows == 1
+    with pytest.raises(OptionError, match="not a INT|is not a"):
+        t.alter(SchemaChange.set_option("fields.n.default-value", "seven"))
+    with pytest.raises(OptionError, match="primary key"):
+        t.alter(SchemaChange.set_option("fields.id.default-value", "1"))
+
+
 BEHAVIOUR = {
     "bucket": b_bucket,
     "bucket-key": b_bucket_key,
@@ -719,6 +738,7 @@ BEHAVIOUR = {
     "commit.user-prefix": b_commit_user_prefix,
     "dynamic-bucket.initial-buckets": b_initial_buckets,
     "materialized-table.*": "tests/test_sql.py::test_materialized_table_state_survives_a_new_session",
+    "fields.<f>.default-value": b_default_value,
     "fields.<f>.aggregate-function": "tests/test_merge_function.py::test_seed_aggregation",
     "fields.default-aggregate-function": "tests/test_merge_function.py::test_aggregation_nulls_and_defaults",
     "fields.<f>.ignore-retract": "tests/test_merge_function.py::test_aggregation_retractions_for_sum_count_product",
