@@ -18,6 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_lab import Catalog
+from paimon_lab.core import types as T
+from paimon_lab.core.bucket_function import bucket_ids, check_bucket_function
 from paimon_lab.core.options import (
     IMPLEMENTED,
     NO_EFFECT,
@@ -32,6 +34,7 @@ from paimon_lab.core.options import (
 from paimon_lab.core.schema import SchemaChange
 from paimon_lab.errors import OptionError, SnapshotNotExistError
 from paimon_lab.operation.commit import retry_wait
+from paimon_lab.operation.split_read import TableRead
 from paimon_lab.sql import Session
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -573,7 +576,7 @@ def _orc_file(tmp_path, **options):
 
 
 def b_orc_stripe_size(tmp_path):
-    import pyarrow.orc as orc
+    from pyarrow import orc
     _, small = _orc_file(tmp_path, **{"orc.stripe.size": 4096, "file.compression": "none"})
     _, default = _orc_file(tmp_path)
     assert orc.ORCFile(small).nstripes > orc.ORCFile(default).nstripes == 1
@@ -648,9 +651,47 @@ def b_default_value(tmp_path):
         t.alter(SchemaChange.set_option("fields.id.default-value", "1"))
 
 
+def test_bucket_functions_match_javas_definitions():
+    def b(values, dtype, n, function, arrow_type=None):
+        column = pa.array(values, arrow_type)
+        return bucket_ids([column], [T.parse_type(dtype)], n, function).tolist()
+    assert b([-7, 7, 0], "INT", 4, "mod") == [1, 3, 0]                           # Math.floorMod
+    assert b([10**12 + 3], "BIGINT", 7, "mod") == [(10**12 + 3) % 7]
+    assert b([5, -5, None], "INT", 4, "hive", pa.int32()) == [1, 3, 0]           # (h & MAX) % n
+    assert b(["abc", "", None], "STRING", 4, "hive") == [96354 % 4, 0, 0]        # 31-polynomial of the bytes
+    assert b(["é"], "STRING", 1000, "hive") == [(((-61 * 31) + -87) & 0x7FFFFFFF) % 1000]  # signed UTF-8 bytes
+    assert b([b"\xff"], "BYTES", 10, "hive") == [0x7FFFFFFF % 10]
+    assert b([1 << 40], "BIGINT", 7, "hive", pa.int64()) == [256 % 7]           # Long.hashCode
+    assert b([1.0, -0.0], "DOUBLE", 10, "hive") == [0x3FF00000 % 10, 0]
+    assert b([True, False], "BOOLEAN", 3, "hive") == [1, 0]
+    two = bucket_ids([pa.array([1], pa.int32()), pa.array(["a"])], [T.parse_type("INT"), T.parse_type("STRING")], 5,
+                     "hive").tolist()
+    assert two == [(31 * 1 + 97) % 5]
+    with pytest.raises(OptionError, match="single INT or BIGINT"):
+        check_bucket_function("mod", ["s"], [T.parse_type("STRING")])
+    with pytest.raises(OptionError, match="cannot hash"):
+        check_bucket_function("hive", ["d"], [T.parse_type("DECIMAL(10, 2)")])
+
+
+def b_bucket_function(tmp_path):
+    t = _table(tmp_path, bucket=4, **{"bucket-key": "id", "bucket-function.type": "mod"})
+    t.write(_rows(*[(i, "x") for i in range(12)]))
+    for s in t.plan():
+        assert {r % 4 for r in TableRead(t.store).read([s])["id"].to_pylist()} == {s.bucket}
+    assert [s.bucket for s in t.plan(filter="id = 6")] == [2]  # bucket pruning uses the same function
+    assert _ids(t, filter="id = 6") == [6]
+    h = _table(tmp_path, pk=["id"], bucket=3, **{"bucket-function.type": "hive"})
+    h.write(_rows(*[(i, "x") for i in range(30)]))
+    for s in h.plan():
+        assert {r % 3 for r in TableRead(h.store).read([s])["id"].to_pylist()} == {s.bucket}  # Long.hashCode of small ids
+    with pytest.raises(OptionError, match="single INT or BIGINT"):
+        _table(tmp_path, bucket=2, **{"bucket-key": "v", "bucket-function.type": "mod"})
+
+
 BEHAVIOUR = {
     "bucket": b_bucket,
     "bucket-key": b_bucket_key,
+    "bucket-function.type": b_bucket_function,
     "file.format": b_file_format,
     "file.compression": b_file_compression,
     "file.compression.zstd-level": b_zstd_level,

@@ -137,6 +137,7 @@ class Option:
 _FORMATS = _enum("parquet", "orc", "avro")
 _OPTIONS: list[Option] = [
     Option("bucket", -1, _parse_int, "Number of buckets; -1 is dynamic (PK) or bucket-unaware (append)."),
+    Option("bucket-function.type", "default", _enum("default", "mod", "hive")),
     Option("bucket-key", None, str, "Columns whose hash picks the bucket."),
     Option("file.format", "parquet", _FORMATS, "Data file format."),
     Option("file.compression", "zstd", _enum("zstd", "snappy", "gzip", "lz4", "brotli", "none",

@@ -10,6 +10,7 @@ from typing import Sequence
 import pyarrow as pa
 
 from paimon_lab.core import types as T
+from paimon_lab.core.bucket_function import check_bucket_function
 from paimon_lab.errors import CorruptFileError, OptionError, SchemaError
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.core.options import CoreOptions, validate_options
@@ -175,6 +176,10 @@ def field_default_values(schema: TableSchema) -> dict[str, pa.Scalar]:
 def _validate(schema: TableSchema) -> None:
     _validate_buckets(schema)
     field_default_values(schema)
+    function = schema.core.get("bucket-function.type")
+    if function != "default" and schema.core.bucket > 0:
+        keys = schema.bucket_keys
+        check_bucket_function(function, keys, [f.type for f in schema.fields_of(keys)])
     core = schema.core
     low, high = core.get("snapshot.num-retained.min"), core.get("snapshot.num-retained.max")
     if low > high:  # Java's SchemaValidation

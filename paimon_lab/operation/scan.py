@@ -19,7 +19,7 @@ from paimon_lab.core.predicate import And, Leaf, Or, Predicate
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
 from paimon_lab.fileindex import FileIndexReader
-from paimon_lab.core import binary_row
+from paimon_lab.core.bucket_function import bucket_ids
 from paimon_lab.errors import OptionError, SnapshotNotExistError
 
 if TYPE_CHECKING:
@@ -118,8 +118,6 @@ class FileStoreScan:
         schema = self.store.schema
         if predicate is None or schema.core.bucket <= 0:
             return None
-        if schema.core.raw.get("bucket-function.type", "default").lower() != "default":
-            return None  # a table Java wrote with another bucket function: no pruning by our hash
         keys = schema.bucket_keys
         values = _pinned_values(predicate, set(keys))
         if not keys or any(k not in values for k in keys):
@@ -133,16 +131,15 @@ class FileStoreScan:
         if combos > 1_000_000:
             return None
 
+        function = schema.core.get("bucket-function.type")
+        columns = []
         try:
-            if combos == 0:
-                hashes = np.zeros(0, dtype=np.int32)
-            else:
+            if combos > 0:
                 grids = np.meshgrid(*[np.arange(len(values[k])) for k in keys], indexing="ij")
                 columns = []
                 for k, f, grid in zip(keys, fields, grids):
                     column = pa.array(sorted(values[k]), f.type.to_arrow())
                     columns.append(column.take(pa.array(grid.reshape(-1))))
-                hashes = binary_row.hash_codes(columns, [f.type for f in fields])
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
             return None
         cache: dict[int, set[int]] = {}
@@ -152,7 +149,8 @@ class FileStoreScan:
                 return None
             got = cache.get(total_buckets)
             if got is None:
-                got = cache[total_buckets] = set(binary_row.bucket_of(hashes, total_buckets).tolist())
+                got = cache[total_buckets] = set(bucket_ids(columns, [f.type for f in fields], total_buckets,
+                                                            function).tolist()) if columns else set()
             return got
 
         return select
