@@ -109,6 +109,11 @@ def test_refused_on_create_and_alter_and_sql(tmp_path):
     s = _sql(tmp_path)
     with pytest.raises(Exception, match="row-tracking.enabled"):
         s.execute(f"ALTER TABLE db.{t.identifier.split('.')[-1]} SET ('row-tracking.enabled' = 'true')")
+    with pytest.raises(OptionError, match="primary-key table"):
+        _table(tmp_path, pk=["id"], bucket=1, **{"file-index.bloom-filter.columns": "v"})
+    pk = _table(tmp_path, pk=["id"], bucket=1)
+    with pytest.raises(OptionError, match="primary-key table"):
+        pk.alter(SchemaChange.set_option("file-index.bitmap.columns", "v"))
     with pytest.raises(OptionError, match="did you mean 'bucket-key'"):
         validate_options({"bucket-keys": "id"})
 
