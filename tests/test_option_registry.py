@@ -307,6 +307,15 @@ def b_scan_tag_name(tmp_path):
     assert _ids(t) == [1]
 
 
+def b_scan_version(tmp_path):
+    t = _three_commits(tmp_path)
+    t.create_tag("v1", 1)
+    t.alter(SchemaChange.set_option("scan.version", "v1"))
+    assert _ids(t) == [1]
+    t.alter(SchemaChange.set_option("scan.version", "2"))
+    assert _ids(t) == [1, 2]
+
+
 def b_scan_timestamp_millis(tmp_path):
     t = _three_commits(tmp_path)
     t.alter(SchemaChange.set_option("scan.timestamp-millis", str(t.snapshot(1).time_millis)))
@@ -720,6 +729,7 @@ BEHAVIOUR = {
     "scan.snapshot-id": b_scan_snapshot_id,
     "scan.tag-name": b_scan_tag_name,
     "scan.timestamp-millis": b_scan_timestamp_millis,
+    "scan.version": b_scan_version,
     "scan.mode": b_scan_mode,
     "incremental-between": b_incremental_between,
     "write-only": b_write_only,

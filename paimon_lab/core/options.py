@@ -183,6 +183,7 @@ _OPTIONS: list[Option] = [
     Option("snapshot.expire.limit", 50, _parse_int),
     Option("scan.snapshot-id", None, _parse_int),
     Option("scan.tag-name", None, str),
+    Option("scan.version", None, str),
     Option("scan.timestamp-millis", None, _parse_int),
     Option("scan.mode", "default", _enum("default", "latest-full", "full", "latest", "compacted-full",
                                          "from-timestamp", "from-snapshot", "from-snapshot-full",

@@ -245,6 +245,12 @@ def table_scan_target(store: FileStore) -> ScanTarget:
     if mode == "incremental":
         raise OptionError("scan.mode 'incremental' needs 'incremental-between'")
     target = ScanTarget(core.get("scan.snapshot-id"), core.get("scan.tag-name"), core.get("scan.timestamp-millis"))
+    version = core.get("scan.version")
+    if version is not None:  # Java: a tag of that name first, else a snapshot id
+        if store.tag_manager.exists(version) or not version.strip().isdigit():
+            target = ScanTarget(tag=version)
+        else:
+            target = ScanTarget(snapshot_id=int(version))
     if mode == "compacted-full":
         compacted = [s.id for s in store.snapshot_manager.snapshots() if s.commit_kind == "COMPACT"]
         if not compacted:
