@@ -10,6 +10,7 @@ import io
 import itertools
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import fastavro
@@ -125,6 +126,31 @@ def test_tables_carrying_refused_options_are_read_unless_the_option_changes_read
     key = next(k for k in read_refused if k in REGISTRY)
     with pytest.raises(OptionError, match=key):
         check_readable({key: "x"})
+
+
+def test_a_java_table_with_a_refused_option_reads_unless_the_option_changes_reads(tmp_path):
+    t = _table(tmp_path)
+    t.write(_rows((1, "a")))
+    base = t.store.schema
+    t.store.set_schema(replace(base, options={**base.options, "tag.automatic-creation": "process-time"}))
+    assert _ids(t) == [1]
+    t.store.set_schema(replace(base, options={**base.options, "deletion-vectors.bitmap64": "true"}))
+    with pytest.raises(OptionError, match="deletion-vectors.bitmap64"):
+        t.to_arrow()
+
+
+def test_sequence_auto_padding_to_micro_is_the_write_order_tiebreak(tmp_path):
+    # Java <= 0.7 padded second/millisecond sequence values with the write order; paimon-lab
+    # always orders a key's rows by the sequence field, then by write order.
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string()), ("ts", pa.int64())])
+    for padding in ("second-to-micro", "millis-to-micro,row-kind-flag"):
+        t = _table(tmp_path, schema, pk=["id"], bucket=1, **{"sequence.field": "ts", "sequence.auto-padding": padding})
+        t.write(pa.table({"id": [1], "v": ["a"], "ts": [5]}))
+        t.write(pa.table({"id": [1], "v": ["b"], "ts": [5]}))
+        t.write(pa.table({"id": [1], "v": ["c"], "ts": [4]}))
+        assert t.to_arrow()["v"].to_pylist() == ["b"]
+    with pytest.raises(OptionError, match="sequence.auto-padding"):
+        _table(tmp_path, pk=["id"], bucket=1, **{"sequence.auto-padding": "nanos-to-micro"})
 
 
 def test_readme_option_table_is_the_registry_output():
