@@ -685,6 +685,7 @@ def b_default_value(tmp_path):
         assert _ids(t, filter="n = 7") == [1, 2]
         assert _ids(t, filter="v = 'dflt' OR n = 5") == [2, 3]
         assert t.to_arrow(columns=["n"], filter="n = 7", limit=1).num_rows == 1
+        assert sum(len(s.files) for s in t.plan(filter="n = 7")) == len([f for s in t.plan() for f in s.files])
     with pytest.raises(OptionError, match="not a INT|is not a"):
         t.alter(SchemaChange.set_option("fields.n.default-value", "seven"))
     with pytest.raises(OptionError, match="primary key"):

@@ -16,6 +16,7 @@ import pyarrow as pa
 from paimon_lab.core.manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta, merge_entries
 from paimon_lab.core.options import check_readable
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate
+from paimon_lab.core.schema import TableSchema, field_default_values
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
 from paimon_lab.fileindex import FileIndexReader
@@ -208,11 +209,20 @@ def _pinned_values(pred: Predicate, names: set[str]) -> dict[str, set]:
     return {}
 
 
+def pushdown_predicate(schema: TableSchema, predicate: Predicate | None) -> Predicate | None:
+    """The part of a filter that may prune files and rows: not the columns with a default value
+    (files hold NULL where a read shows the default; Java drops them from the pushed filter too)."""
+    defaults = field_default_values(schema)
+    if predicate is None or not defaults:
+        return predicate
+    return predicate.restrict(set(schema.field_names) - set(defaults))
+
+
 def plan_splits(store: "FileStore", snap: Snapshot, pred: Predicate | None, read_optimized: bool = False) -> list[DataSplit]:
     """The splits a read of ``snap`` touches; ``read_optimized``: only the top level of a
     primary-key table (Paimon's ``$ro``), which needs no merging."""
     check_readable(store.schema.options)
-    splits = FileStoreScan(store).plan(snap, pred)
+    splits = FileStoreScan(store).plan(snap, pushdown_predicate(store.schema, pred))
     if read_optimized and store.schema.primary_keys:
         top = store.num_levels - 1
         splits = [DataSplit(s.partition, s.bucket, [f for f in s.files if f.level == top], s.snapshot_id, s.snapshot)

@@ -11,7 +11,7 @@ from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import DataFileMeta
 from paimon_lab.utils.parallel import WORKERS, thread_map
 from paimon_lab.core.predicate import Predicate, filter_table
-from paimon_lab.operation.scan import DataSplit, plan_splits
+from paimon_lab.operation.scan import DataSplit, plan_splits, pushdown_predicate
 from paimon_lab.core.schema import TableSchema, field_default_values
 from paimon_lab.fileindex import FileIndexReader
 from paimon_lab.mergetree.compact_rewriter import BucketFiles, drop_retracts, merge_order, merge_sorted
@@ -188,14 +188,6 @@ class TableRead:
         return result.select(self.output_schema.names).cast(self.output_schema)
 
 
-def pushdown_predicate(schema: TableSchema, predicate: Predicate | None) -> Predicate | None:
-    """The part of a filter that may prune files and rows before defaults are filled in."""
-    defaults = field_default_values(schema)
-    if predicate is None or not defaults:
-        return predicate
-    return predicate.restrict(set(schema.field_names) - set(defaults))
-
-
 def read_table(store: "FileStore", columns: Sequence[str] | None = None, predicate: Predicate | None = None, *,
                snapshot_id: int | None = None, tag: str | None = None, timestamp_millis: int | None = None,
                limit: int | None = None, read_optimized: bool = False) -> pa.Table:
@@ -204,4 +196,4 @@ def read_table(store: "FileStore", columns: Sequence[str] | None = None, predica
     reader = TableRead(store, columns, predicate, limit)
     if snap is None:
         return reader.output_schema.empty_table()
-    return reader.read(plan_splits(store, snap, pushdown_predicate(store.schema, predicate), read_optimized))
+    return reader.read(plan_splits(store, snap, predicate, read_optimized))
