@@ -16,9 +16,7 @@ import decimal
 import math
 import os
 import random
-import shutil
 import struct
-import subprocess
 
 import numpy as np
 import pyarrow as pa
@@ -556,128 +554,8 @@ def test_pypaimon_manifest_schema_carries_index_fields(pypaimon):
 
 
 # ------------------------------------------------------------------ Java as the oracle
-
-_ROARING_JAR = os.path.expanduser("~/.m2/repository/org/roaringbitmap/RoaringBitmap/1.3.0/RoaringBitmap-1.3.0.jar")
-_ORACLE = r"""
-import java.io.*;
-import java.util.*;
-import org.roaringbitmap.RoaringBitmap;
-
-public class Oracle {
-    static final class K {
-        final int h; final int id;
-        K(int h, int id) { this.h = h; this.id = id; }
-        public int hashCode() { return h; }
-        public boolean equals(Object o) { return o instanceof K && ((K) o).id == id; }
-    }
-    public static void main(String[] a) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
-        String line;
-        while ((line = in.readLine()) != null) {
-            String[] p = line.trim().split(" ", 2);
-            String body = p.length > 1 ? p[1].trim() : "";
-            if (p[0].equals("roaring")) {
-                RoaringBitmap bm = new RoaringBitmap();
-                if (!body.isEmpty()) for (String s : body.split(",")) bm.add(Integer.parseInt(s));
-                bm.runOptimize();
-                ByteArrayOutputStream bos = new ByteArrayOutputStream();
-                bm.serialize(new DataOutputStream(bos));
-                System.out.println(HexFormat.of().formatHex(bos.toByteArray()));
-            } else if (p[0].equals("hashmap")) {
-                HashMap<K, Integer> m = new HashMap<>();
-                String[] hs = body.isEmpty() ? new String[0] : body.split(",");
-                for (int i = 0; i < hs.length; i++) m.put(new K(Integer.parseInt(hs[i]), i), i);
-                StringBuilder sb = new StringBuilder();
-                for (K k : m.keySet()) { if (sb.length() > 0) sb.append(','); sb.append(k.id); }
-                System.out.println(sb);
-            } else if (p[0].equals("utf")) {
-                ByteArrayOutputStream bos = new ByteArrayOutputStream();
-                new DataOutputStream(bos).writeUTF(new String(HexFormat.of().parseHex(body), "UTF-8"));
-                System.out.println(HexFormat.of().formatHex(bos.toByteArray()));
-            } else if (p[0].equals("strhash")) {
-                System.out.println(new String(HexFormat.of().parseHex(body), "UTF-8").hashCode());
-            } else if (p[0].equals("bloomsize")) {
-                String[] q = body.split(",");
-                long items = Long.parseLong(q[0]); double fpp = Double.parseDouble(q[1]);
-                int nb = (int) (-items * Math.log(fpp) / (Math.log(2) * Math.log(2)));
-                int numBits = nb + (Byte.SIZE - (nb % Byte.SIZE));
-                int k = Math.max(1, (int) Math.round((double) numBits / items * Math.log(2)));
-                System.out.println(numBits + "," + k);
-            }
-        }
-    }
-}
-"""
-
-
-@pytest.fixture(scope="module")
-def java_oracle(tmp_path_factory):
-    if not (shutil.which("javac") and shutil.which("java") and os.path.exists(_ROARING_JAR)):
-        pytest.skip("needs a JDK and RoaringBitmap 1.3.0 in ~/.m2")
-    d = tmp_path_factory.mktemp("oracle")
-    (d / "Oracle.java").write_text(_ORACLE)
-    subprocess.run(["javac", "-cp", _ROARING_JAR, "Oracle.java"], cwd=d, check=True, capture_output=True)
-
-    def ask(lines):
-        out = subprocess.run(["java", "-cp", f"{_ROARING_JAR}{os.pathsep}{d}", "Oracle"],
-                             input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
-        return out.stdout.splitlines()
-    return ask
-
-
-@pytest.mark.slow
-def test_roaring_bytes_match_java(java_oracle):
-    rnd = random.Random(11)
-    cases = [[], [0], [0, 1], [0, 1, 2], [5, 6, 7, 8, 9], list(range(4096)), list(range(4097)),
-             list(range(0, 20000, 2)), [65535, 65536, 65537], list(range(100, 70000, 3))]
-    for _ in range(80):
-        kind = rnd.randrange(4)
-        if kind == 0:
-            cases.append(sorted(rnd.sample(range(1 << 20), rnd.randrange(0, 60))))
-        elif kind == 1:
-            cases.append(sorted(rnd.sample(range(140000), rnd.randrange(3000, 10000))))
-        elif kind == 2:
-            s = set()
-            for _ in range(rnd.randrange(1, 30)):
-                a = rnd.randrange(300000)
-                s.update(range(a, a + rnd.randrange(1, 6000)))
-            cases.append(sorted(s))
-        else:
-            a, n, step = rnd.randrange(100), rnd.randrange(1, 8), rnd.choice([1, 2])
-            cases.append(list(range(a, a + n * step, step)))
-    out = java_oracle(["roaring " + ",".join(map(str, c)) for c in cases])
-    for c, o in zip(cases, out):
-        assert fbitmap.serialize_roaring(c).hex() == o
-        assert spec_roaring(c).hex() == o
-
-
-@pytest.mark.slow
-def test_hashmap_order_utf_and_sizing_match_java(java_oracle):
-    rnd = random.Random(12)
-    maps = []
-    for i in range(120):
-        n = rnd.randrange(0, 2000)
-        if i % 3 == 0:
-            maps.append([rnd.randrange(-2**31, 2**31) for _ in range(n)])
-        elif i % 3 == 1:
-            a = rnd.randrange(-1000, 1000)
-            maps.append(list(range(a, a + n)))
-        else:
-            maps.append(rnd.sample(range(100000), n))
-    strs = ["", "abc", "a\x00b", "€uro", "\U0001F600x", "bloom-filter", "日本語"]
-    sizes = [(1_000_000, 0.1), (100, 0.01), (1, 0.5), (7, 0.03), (12345, 0.001), (1000, 0.05)]
-    lines = (["hashmap " + ",".join(map(str, m)) for m in maps]
-             + ["utf " + s.encode().hex() for s in strs] + ["strhash " + s.encode().hex() for s in strs]
-             + [f"bloomsize {i},{f}" for i, f in sizes])
-    out = iter(java_oracle(lines))
-    for m in maps:
-        assert ",".join(map(str, java_hashmap_order(m))) == next(out)
-    for s in strs:
-        assert java_utf(s).hex() == next(out)
-    for s in strs:
-        assert str(java_string_hash(s)) == next(out)
-    for i, f in sizes:
-        assert "%d,%d" % fbloom.filter_size(i, f) == next(out)
+# Bloom-filter and bitmap bytes (Roaring containers, Java HashMap order, string hashing, filter
+# sizing) are checked against the real Java Paimon in tests/java/test_java_file_index.py.
 
 
 # ------------------------------------------------------------------ properties

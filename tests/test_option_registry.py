@@ -110,11 +110,6 @@ def test_refused_on_create_and_alter_and_sql(tmp_path):
     s = _sql(tmp_path)
     with pytest.raises(Exception, match="row-tracking.enabled"):
         s.execute(f"ALTER TABLE db.{t.identifier.split('.')[-1]} SET ('row-tracking.enabled' = 'true')")
-    with pytest.raises(OptionError, match="primary-key table"):
-        _table(tmp_path, pk=["id"], bucket=1, **{"file-index.bloom-filter.columns": "v"})
-    pk = _table(tmp_path, pk=["id"], bucket=1)
-    with pytest.raises(OptionError, match="primary-key table"):
-        pk.alter(SchemaChange.set_option("file-index.bitmap.columns", "v"))
     with pytest.raises(OptionError, match="did you mean 'bucket-key'"):
         validate_options({"bucket-keys": "id"})
 
@@ -822,6 +817,10 @@ BEHAVIOUR = {
     "dynamic-bucket.initial-buckets": b_initial_buckets,
     "materialized-table.*": "tests/test_sql.py::test_materialized_table_state_survives_a_new_session",
     "fields.<f>.default-value": b_default_value,
+    "fields.<f>.nested-key": "tests/test_aggregate_collections.py::test_nested_update_by_nested_key_and_appending",
+    "lookup-wait": "tests/test_lookup_options.py::test_lookup_wait_false_lifts_a_commit_with_the_next",
+    "changelog-producer.lookup-wait": "tests/test_lookup_options.py::test_lookup_wait_false_lifts_a_commit_with_the_next",
+    "lookup-compact": "tests/test_lookup_options.py::test_cache_knobs_are_declared_with_a_reason_and_validated",
     "fields.<f>.aggregate-function": "tests/test_merge_function.py::test_seed_aggregation",
     "fields.default-aggregate-function": "tests/test_merge_function.py::test_aggregation_nulls_and_defaults",
     "fields.<f>.ignore-retract": "tests/test_merge_function.py::test_aggregation_retractions_for_sum_count_product",

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from paimon_lab.core.options import CoreOptions
     from paimon_lab.core.schema import TableSchema
 
+# Builds a finished data file's index: (data file path, its rows) -> (embedded bytes, extra files).
+FileIndexer = Callable[[str, pa.Table], "tuple[bytes | None, tuple[str, ...]]"]
+
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
 KEY_PREFIX = "_KEY_"
@@ -155,24 +158,33 @@ class KeyValueLayout:
         return name if self.thin_mode else KEY_PREFIX + name
 
     def writer(self, file_io: FileIO, options: "CoreOptions", level: int, next_path: Callable[[], str],
-               file_source: int = FILE_SOURCE_APPEND, target_size: int | None = None) -> "KeyValueFileWriter":
-        return KeyValueFileWriter(self, file_io, options, level, next_path, file_source, target_size)
+               file_source: int = FILE_SOURCE_APPEND, target_size: int | None = None,
+               indexer: FileIndexer | None = None) -> "KeyValueFileWriter":
+        return KeyValueFileWriter(self, file_io, options, level, next_path, file_source, target_size, indexer)
 
     def write_sorted(self, file_io: FileIO, kv: pa.Table, options: "CoreOptions", level: int,
                      next_path: Callable[[], str], file_source: int = FILE_SOURCE_APPEND,
-                     target_size: int | None = None) -> list[DataFileMeta]:
-        """Write sorted KV rows into rolling files; returns the files' metadata."""
-        w = self.writer(file_io, options, level, next_path, file_source, target_size)
-        w.write(kv)
-        return w.close()
+                     target_size: int | None = None, indexer: FileIndexer | None = None) -> list[DataFileMeta]:
+        """Write sorted KV rows into rolling files; returns the files' metadata. ``indexer``
+        (see ``fileindex.data_file``) builds each file's index over its value columns."""
+        w = self.writer(file_io, options, level, next_path, file_source, target_size, indexer)
+        try:
+            w.write(kv)
+            return w.close()
+        except BaseException:
+            file_io.delete_quietly(w.abort())
+            raise
 
 
 class KeyValueFileWriter:
     """Rolling KV data files at one level; metadata is computed as each file is finished."""
 
     def __init__(self, layout: KeyValueLayout, file_io: FileIO, options: "CoreOptions", level: int,
-                 next_path: Callable[[], str], file_source: int, target_size: int | None):
+                 next_path: Callable[[], str], file_source: int, target_size: int | None,
+                 indexer: FileIndexer | None = None):
         self.layout, self.options, self.level, self.file_source = layout, options, level, file_source
+        self.indexer = indexer
+        self.index_paths: list[str] = []
         self.rolling = RollingFileWriter.for_table(file_io, options, layout.arrow_schema,
                                                    target_size or options.target_file_size, next_path,
                                                    [f.name for f in layout.file_fields], layout.file_fields)
@@ -187,13 +199,19 @@ class KeyValueFileWriter:
         return self.metas
 
     def abort(self) -> list[str]:
-        return self.rolling.abort()
+        """Paths of the files written so far (data files and their index files), to delete."""
+        return self.rolling.abort() + list(self.index_paths)
 
     def _meta(self, path: str, size: int, rows: pa.Table) -> DataFileMeta:
         layout, options = self.layout, self.options
         key_cols = [rows.column(c) for c in layout.key_columns]
         mm = pc.min_max(rows.column(SEQUENCE_NUMBER))
         deletes = pc.sum(is_retract(rows.column(VALUE_KIND))).as_py() or 0
+        embedded, extra = None, ()
+        if self.indexer is not None:
+            embedded, extra = self.indexer(path, rows.select(layout.value_names))
+            directory = path.rpartition("/")[0]
+            self.index_paths += [f"{directory}/{name}" for name in extra]
         return DataFileMeta(
             file_name=path.rsplit("/", 1)[-1], file_size=size, row_count=rows.num_rows,
             min_key=binary_row.serialize([c[0].as_py() for c in key_cols], layout.key_types),
@@ -202,7 +220,7 @@ class KeyValueFileWriter:
             value_stats=collect_stats(rows, layout.value_fields, options),
             min_sequence_number=mm["min"].as_py(), max_sequence_number=mm["max"].as_py(),
             schema_id=layout.schema.id, level=self.level, creation_time_millis=creation_time_now(),
-            delete_row_count=deletes, file_source=self.file_source)
+            delete_row_count=deletes, file_source=self.file_source, extra_files=extra, embedded_index=embedded)
 
 
 def parse_row_kinds(row_kinds, n: int) -> np.ndarray:

@@ -122,6 +122,13 @@ def _stats_mode(text: str) -> str:
     raise ValueError(f"'{text}' is not a stats mode (none, counts, full, truncate(N))")
 
 
+def _radical_only(text: str) -> str:
+    low = str(text).strip().lower()
+    if low == "gentle":
+        raise ValueError("'gentle' lookup compaction is not implemented in paimon-lab; use 'radical'")
+    return _enum("radical")(low)
+
+
 # Flink's setting of the same name; paimon-lab takes it as a table option (and as a SQL session SET).
 TYPE_LENGTH_ENFORCER = "table.exec.sink.type-length-enforcer"
 
@@ -242,6 +249,32 @@ _OPTIONS: list[Option] = [
     Option("connector", None, str),
     Option("rows-per-second", None, _parse_int),
     Option("number-of-rows", None, _parse_int),
+    # aggfi (s6)
+    Option("lookup-wait", True, _parse_bool,
+           "Tables that lift level 0 at commit (lookup changelog, deletion vectors, first-row): true "
+           "lifts this commit's level-0 files before committing; false (Java's asynchronous lookup "
+           "compaction) commits them in level 0 and lifts them with the next commit."),
+    Option("changelog-producer.lookup-wait", True, _parse_bool, "Older name of 'lookup-wait'."),
+    Option("lookup-compact", "radical", _radical_only,
+           "Only 'radical' (lift level 0 at every commit); Java's 'gentle' mode is not implemented."),
+    Option("lookup-compact.max-interval", None, _parse_int,
+           "Used by Java's 'gentle' lookup-compact only, which paimon-lab refuses: no effect."),
+    *(Option(key, None, parse, "No effect by design: a knob of Java's local lookup cache files; "
+             "paimon-lab's lookup reads the older levels' files straight into Arrow and keeps no cache.")
+      for key, parse in (("lookup.local-file-type", _enum("hash", "sort")), ("lookup.hash-load-factor", float),
+                         ("lookup.cache-file-retention", parse_duration), ("lookup.cache-max-disk-size", parse_memory),
+                         ("lookup.cache-max-memory-size", parse_memory), ("lookup.cache-spill-compression", str),
+                         ("lookup.cache.bloom.filter.enabled", _parse_bool), ("lookup.cache.bloom.filter.fpp", float),
+                         ("lookup.cache.high-priority-pool-ratio", float), ("lookup.cache-rows", _parse_int),
+                         ("lookup.merge-buffer-size", parse_memory), ("lookup.merge-records-threshold", _parse_int),
+                         ("lookup.remote-file.enabled", _parse_bool), ("lookup.remote-file.level-threshold", _parse_int))),
+    *(Option(key, None, parse, "No effect by design: an option of Flink's lookup join, which paimon-lab "
+             "does not have.")
+      for key, parse in (("lookup.async", _parse_bool), ("lookup.async-thread-number", _parse_int),
+                         ("lookup.cache", _enum("auto", "full", "memory")), ("lookup.bootstrap-parallelism", _parse_int),
+                         ("lookup.dynamic-partition", str), ("lookup.dynamic-partition.refresh-interval", parse_duration),
+                         ("lookup.refresh.async", _parse_bool), ("lookup.refresh.async.pending-snapshot-count", _parse_int),
+                         ("lookup.continuous.discovery-interval", parse_duration))),
 ]
 OPTIONS: dict[str, Option] = {o.key: o for o in _OPTIONS}
 

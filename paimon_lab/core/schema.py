@@ -134,7 +134,6 @@ def new_schema(
         if f.name in partition_keys and f.type.is_nested:
             raise SchemaError(f"Partition key '{f.name}' has nested type {f.type}")
     opts = validate_options(options or {})
-    _refuse_pk_file_index(opts, primary_keys)
     schema = TableSchema(
         id=0,
         fields=tuple(fields),
@@ -172,16 +171,6 @@ def field_default_values(schema: TableSchema) -> dict[str, pa.Scalar]:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             raise OptionError(f"'fields.{name}.default-value' = '{text}' is not a {schema.field(name).type}: {e}") from None
     return out
-
-
-def _refuse_pk_file_index(options: dict, primary_keys) -> None:
-    """File indexes are written for append tables only so far; on a primary-key table they would
-    be accepted and never built (tables Java wrote with them are still read, without the index)."""
-    keys = [k for k in options if k.startswith("file-index.") and k != "file-index.read.enabled"
-            and k != "file-index.in-manifest-threshold"]
-    if primary_keys and keys:
-        raise OptionError(f"Option '{keys[0]}' is not supported by paimon-lab on a primary-key table: "
-                          "not yet implemented in paimon-lab (file indexes of primary-key tables, work in progress)")
 
 
 def _validate(schema: TableSchema) -> None:
@@ -419,7 +408,6 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
                 raise SchemaError(f"Option '{ch.name}' cannot be changed after the table is created")
             if ch.kind == "set":
                 options.update(validate_options({ch.name: ch.value}))
-                _refuse_pk_file_index({ch.name: ch.value}, schema.primary_keys)
             else:
                 options.pop(ch.name, None)
         elif ch.kind == "comment":

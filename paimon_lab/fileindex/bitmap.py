@@ -478,7 +478,7 @@ def build(keys: ColumnKeys, dtype: T.DataType, options: Mapping[str, str]) -> by
 
     hashes = _java_hash_codes(keys.kind, codec.width or 0,
                               values.binary if values.ints is None else values.ints)
-    hash_order = java_hashmap_order(hashes)  # Java's id2bitmap iteration order
+    hash_order = java_hashmap_order(hashes, head_insert=True)  # id2bitmap (computeIfAbsent) order
 
     null_bytes = serialize_roaring(null_rows)
     has_null = len(null_rows) > 0

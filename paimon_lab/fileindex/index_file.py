@@ -106,9 +106,11 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def java_hashmap_order(hashes: Sequence[int] | np.ndarray) -> np.ndarray:
+def java_hashmap_order(hashes: Sequence[int] | np.ndarray, head_insert: bool = False) -> np.ndarray:
     """Iteration order of a ``java.util.HashMap`` (default capacity and load factor) into which
     keys with these ``hashCode()`` values were put in this order, as indices into ``hashes``.
+    ``head_insert``: the keys went in through ``computeIfAbsent``, which puts a new key at the
+    head of its bin (``put`` appends it), so keys sharing a bin come out newest first.
 
     Exact for untreeified bins (fewer than 9 keys per bucket, which is every ordinary case);
     Java switches a bin holding 9+ keys at capacity >= 64 to a tree whose iteration order
@@ -128,7 +130,7 @@ def java_hashmap_order(hashes: Sequence[int] | np.ndarray) -> np.ndarray:
             break
         cap *= 2
     bucket = (spread & np.uint32(cap - 1)).astype(np.int64)
-    return np.lexsort((np.arange(n), bucket))
+    return np.lexsort((-np.arange(n) if head_insert else np.arange(n), bucket))
 
 
 def java_hashmap_order_strings(keys: Sequence[str]) -> list[str]:

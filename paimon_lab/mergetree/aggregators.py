@@ -18,7 +18,7 @@ from paimon_lab.errors import DataValidationError, OptionError
 from paimon_lab.mergetree.key_groups import hash_aggregate, segment_reduce, take_or_null, to_bool, valid_mask
 
 __all__ = [
-    "FieldAggregator", "AGGREGATE_FUNCTIONS", "ALIASES", "create_field_aggregator", "canonical_function",
+    "FieldAggregator", "SIMPLE_FUNCTIONS", "ALIASES", "canonical_function",
     "aggregate_function_option", "count_contributions", "bool_option", "split_names", "FIELDS_PREFIX",
 ]
 
@@ -91,6 +91,9 @@ class FieldAggregator:
 
     def _aggregate(self, values: pa.Array, gids: np.ndarray, n: int, retract: np.ndarray) -> pa.Array:
         raise NotImplementedError
+
+    def check_type(self, data_type) -> None:
+        """Raise OptionError if the column's type (beyond its root) does not fit the function."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.column!r})"
@@ -333,36 +336,11 @@ class FieldBoolOrAgg(FieldBoolAndAgg):
         return trues > 0
 
 
-AGGREGATE_FUNCTIONS: dict[str, type[FieldAggregator]] = {
-    cls.name: cls for cls in (
-        FieldSumAgg, FieldProductAgg, FieldCountAgg, FieldMaxAgg, FieldMinAgg, FieldFirstValueAgg,
-        FieldLastValueAgg, FieldFirstNonNullValueAgg, FieldLastNonNullValueAgg, FieldListaggAgg,
-        FieldBoolAndAgg, FieldBoolOrAgg)
-}
+SIMPLE_FUNCTIONS: tuple[type[FieldAggregator], ...] = (
+    FieldSumAgg, FieldProductAgg, FieldCountAgg, FieldMaxAgg, FieldMinAgg, FieldFirstValueAgg,
+    FieldLastValueAgg, FieldFirstNonNullValueAgg, FieldLastNonNullValueAgg, FieldListaggAgg,
+    FieldBoolAndAgg, FieldBoolOrAgg)
 ALIASES = {"first_not_null_value": "first_non_null_value", "last_not_null_value": "last_non_null_value"}
-# Java functions paimon-lab does not implement (named so the error can say so).
-_NOT_IMPLEMENTED = {"collect", "merge_map", "merge_map_with_keytime", "nested_update",
-                    "nested_partial_update", "hll_sketch", "theta_sketch", "rbm32", "rbm64", "avg"}
-
-
-def create_field_aggregator(column: str, data_type, function: str,
-                            options: Mapping[str, str]) -> FieldAggregator:
-    """The aggregator of ``function`` for a column of Paimon type ``data_type``.
-
-    Raises OptionError for an unknown function or one that does not support the type.
-    """
-    key = canonical_function(function)
-    cls = AGGREGATE_FUNCTIONS.get(key)
-    if cls is None:
-        what = ("is not implemented in paimon-lab" if key in _NOT_IMPLEMENTED
-                else "is not a known aggregate function")
-        raise OptionError(f"Column '{column}': aggregate function '{function}' {what}; "
-                          f"use one of {sorted(AGGREGATE_FUNCTIONS) + sorted(ALIASES)}")
-    if cls.types is not None and data_type.root not in cls.types:
-        raise OptionError(f"Column '{column}': aggregate function '{key}' does not support type {data_type}; "
-                          f"it takes {', '.join(sorted(cls.types))}")
-    ignore_retract = bool_option(options, f"{FIELDS_PREFIX}{column}.ignore-retract")
-    return cls(column, ignore_retract, options)
 
 
 def count_contributions(rows: pa.Table, aggregators: Mapping[str, FieldAggregator]) -> pa.Table:

@@ -157,7 +157,8 @@ class CompactRewriter:
                 merged = drop_retracts(merged)
             return merged, self.write(merged, output_level)
         t = self.files.store
-        writer = self.layout.writer(t.file_io, t.schema.core, output_level, self.next_path, FILE_SOURCE_COMPACT)
+        writer = self.layout.writer(t.file_io, t.schema.core, output_level, self.next_path, FILE_SOURCE_COMPACT,
+                                    indexer=t.file_indexer)
         try:
             for key_range in self._key_ranges(input_files, -(-total // self.max_rows)):
                 merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, None, key_range))
@@ -189,7 +190,7 @@ class CompactRewriter:
             return []
         t = self.files.store
         return self.layout.write_sorted(t.file_io, merged, t.schema.core, output_level, self.next_path,
-                                        FILE_SOURCE_COMPACT)
+                                        FILE_SOURCE_COMPACT, indexer=t.file_indexer)
 
 
 __all__ = ["BucketFiles", "CompactRewriter", "diff_changelog", "drop_retracts", "merge_sorted", "SEQUENCE_NUMBER"]

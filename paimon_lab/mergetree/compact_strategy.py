@@ -73,10 +73,11 @@ class UniversalCompaction:
         return CompactUnit(output, files)
 
 
-def force_level0_unit(levels: Levels) -> CompactUnit | None:
+def force_level0_unit(levels: Levels, keep: frozenset[str] = frozenset()) -> CompactUnit | None:
     """Compact every level-0 file into the upper levels (used by the lookup changelog producer
-    and deletion vectors, which must not leave data in level 0 after a commit)."""
-    runs = levels.sorted_runs()
+    and deletion vectors, which must not leave data in level 0 after a commit). Level-0 files
+    named in ``keep`` (the newest ones) stay where they are."""
+    runs = [r for r in levels.sorted_runs() if not (r.level == 0 and r.files[0].file_name in keep)]
     n0 = sum(1 for r in runs if r.level == 0)
     if n0 == 0:
         return None

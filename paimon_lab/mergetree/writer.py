@@ -66,6 +66,7 @@ class BucketWriteContext(Protocol):
     row_deduplicate: bool
     write_only: bool
     compact_at_commit: bool
+    lookup_wait: bool
     dv_enabled: bool
 
     def deletion_vectors(self, partition: bytes, bucket: int) -> tuple: ...
@@ -119,7 +120,8 @@ class MergeTreeWriter:
         merged = owner.merge_fn.merge(kv, layout.key_columns)  # kv is in merge order already
         if merged.num_rows == 0:
             return
-        for meta in layout.write_sorted(owner.store.file_io, merged, owner.core, 0, self._next_data_path):
+        for meta in layout.write_sorted(owner.store.file_io, merged, owner.core, 0, self._next_data_path,
+                                         indexer=owner.store.file_indexer):
             self.new_files.append(meta)
             self.levels.add(meta)
 
@@ -133,7 +135,8 @@ class MergeTreeWriter:
         if kv.num_rows == 0:
             return []
         s = self.owner
-        return self.layout.write_sorted(s.store.file_io, kv, s.core, 0, self._next_changelog_path)
+        return self.layout.write_sorted(s.store.file_io, kv, s.core, 0, self._next_changelog_path,
+                                        indexer=s.store.file_indexer)
 
     # ------------------------------------------------------------------ compaction
     def compact(self, full: bool) -> bool:
@@ -207,10 +210,10 @@ class MergeTreeWriter:
             if self.dvs.pop(f.file_name, None) is not None:
                 self.dv_changed = True
 
-    def _lookup_compact(self) -> None:
-        """Deletion-vector mode: compact level 0 into the upper levels, merging each key with its
-        older version found there, which is then marked deleted instead of rewritten."""
-        unit = force_level0_unit(self.levels)
+    def _lookup_compact(self, keep: frozenset[str] = frozenset()) -> None:
+        """Deletion-vector mode: compact level 0 (but ``keep``) into the upper levels, merging each
+        key with its older version found there, which is then marked deleted instead of rewritten."""
+        unit = force_level0_unit(self.levels, keep)
         if unit is None:
             return
         layout = self.layout
@@ -222,7 +225,7 @@ class MergeTreeWriter:
         affected = unit_kv.select(keys).group_by(keys, use_threads=False).aggregate([])
         old_parts = []
         for f in self.levels.all_files():
-            if f.file_name in unit_names:
+            if f.file_name in unit_names or f.level == 0:  # level-0 files left out are newer
                 continue
             kv = self.files.read_file(f)
             kv = kv.append_column(_POS, pa.array(np.arange(kv.num_rows), pa.int64()))
@@ -279,12 +282,16 @@ class MergeTreeWriter:
     def prepare_commit(self, full_compaction: bool) -> CommitMessage:
         owner = self.owner
         if not owner.write_only:
+            # 'lookup-wait' = false: Java commits without waiting for the lookup compaction it
+            # started; here that compaction lands with the next commit, lifting the level-0
+            # files of earlier commits and leaving this commit's in level 0 until then.
+            keep = frozenset() if owner.lookup_wait else frozenset(f.file_name for f in self.new_files)
             if owner.dv_enabled:
-                self._lookup_compact()
+                self._lookup_compact(keep)
             if full_compaction:
                 self.compact(full=True)
             elif owner.compact_at_commit and not owner.dv_enabled:
-                unit = force_level0_unit(self.levels)
+                unit = force_level0_unit(self.levels, keep)
                 if unit is not None:
                     self._compact_unit(unit.files, unit.output_level)
         msg = CommitMessage(self.partition, self.bucket, owner.total_buckets, list(self.new_files))

@@ -75,10 +75,17 @@ class AppendCompactor:
         directory = t.bucket_path(partition, bucket)
         writer = RollingFileWriter.for_table(t.file_io, core, rows.schema, self.target,
                                              lambda: join(directory, self.namer.next()), fields=t.schema.fields)
-        writer.write(rows)
+        indexer, done = t.file_indexer, []
+        try:
+            writer.write(rows)
+            done = writer.close()
+            indexes = [indexer(path, part) if indexer is not None else (None, ()) for path, _, part in done]
+        except BaseException:
+            t.file_io.delete_quietly(writer.abort() + [p for p, _, _ in done] + (indexer.written if indexer else []))
+            raise
         seq = min(f.min_sequence_number for f in picked)
         after = []
-        for path, size, part in writer.close():
+        for (path, size, part), (embedded, extra) in zip(done, indexes):
             n = part.num_rows
             first = picked[0]
             after.append(DataFileMeta(
@@ -86,7 +93,8 @@ class AppendCompactor:
                 min_key=first.min_key, max_key=first.max_key, key_stats=first.key_stats,
                 value_stats=collect_stats(part, t.schema.fields, core),
                 min_sequence_number=seq, max_sequence_number=seq + n - 1, schema_id=t.schema.id,
-                level=0, creation_time_millis=creation_time_now(), delete_row_count=0, file_source=FILE_SOURCE_COMPACT))
+                level=0, creation_time_millis=creation_time_now(), delete_row_count=0, file_source=FILE_SOURCE_COMPACT,
+                extra_files=extra, embedded_index=embedded))
             seq += n
         msg = CommitMessage(partition, bucket, total_buckets, compact_before=picked, compact_after=after)
         if any(f.file_name in vectors for f in picked):

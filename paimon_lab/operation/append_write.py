@@ -21,7 +21,6 @@ from paimon_lab.core.manifest import EMPTY_STATS, FILE_SOURCE_APPEND, DataFileMe
 from paimon_lab.utils.parallel import thread_map
 from paimon_lab.core.stats import collect_stats
 from paimon_lab.operation.scan import FileStoreScan
-from paimon_lab.fileindex import build_file_index, embed_in_manifest, index_file_name
 from paimon_lab.operation.append_compact import AppendCompactor
 
 if TYPE_CHECKING:
@@ -160,15 +159,8 @@ class AppendWriter:
 
     def _file_index(self, data_path: str, rows: pa.Table) -> tuple[bytes | None, tuple[str, ...]]:
         """The file index of a data file: embedded in the manifest when small, else ``<file>.index``."""
-
-        data = build_file_index(rows, self.schema.options, list(self.schema.fields))
-        if data is None:
-            return None, ()
-        if embed_in_manifest(data, self.schema.options):
-            return data, ()
-        name = index_file_name(data_path.rsplit("/", 1)[-1])
-        self.store.file_io.write_bytes(join(data_path.rsplit("/", 1)[0], name), data)
-        return None, (name,)
+        indexer = self.store.file_indexer
+        return (None, ()) if indexer is None else indexer(data_path, rows)
 
     def _start_sequence(self, key: tuple[bytes, int]) -> int:
         if key in self._next_seq:

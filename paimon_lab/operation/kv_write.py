@@ -67,6 +67,7 @@ class KeyValueFileStoreWrite:
         self.dv_enabled = core.get("deletion-vectors.enabled")
         # Java's "needLookup": level 0 is lifted at every commit and batch reads skip it.
         self.compact_at_commit = needs_lookup(core)
+        self.lookup_wait = core.get("lookup-wait" if "lookup-wait" in core.raw else "changelog-producer.lookup-wait")
         trigger = core.get("num-sorted-run.compaction-trigger")
         self.num_levels = store.num_levels
         self.strategy = UniversalCompaction(core.get("compaction.max-size-amplification-percent"),

@@ -139,7 +139,7 @@ class SequenceRebase:
         i = kv.schema.get_field_index(SEQUENCE_NUMBER)
         kv = kv.set_column(i, kv.schema.field(i), pc.add(kv.column(i), pa.scalar(offset, pa.int64())))
         metas = layout.write_sorted(store.file_io, kv, store.schema.core, e.file.level,
-                                    lambda: join(files.directory, self.namer.next()))
+                                    lambda: join(files.directory, self.namer.next()), indexer=store.file_indexer)
         old = files.path(e.file)
         if old in self.written:  # a rewrite of an earlier attempt: never committed, ours to drop
             self.written.discard(old)
@@ -147,6 +147,7 @@ class SequenceRebase:
         else:
             self.replaced.add(e.file.file_name)
         self.written.update(files.path(m) for m in metas)
+        self.written.update(join(files.directory, x) for m in metas for x in m.extra_files)
         return metas
 
     def discard(self) -> None:

@@ -19,7 +19,8 @@ from paimon_lab.core.predicate import And, Leaf, Or, Predicate
 from paimon_lab.core.schema import TableSchema, field_default_values
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
-from paimon_lab.fileindex import FileIndexReader
+from paimon_lab.fileindex import INDEX_FILE_SUFFIX, FileIndexReader
+from paimon_lab.io.file_io import join
 from paimon_lab.core.bucket_function import bucket_ids
 from paimon_lab.errors import OptionError, SnapshotNotExistError
 
@@ -102,14 +103,23 @@ class FileStoreScan:
                 out.setdefault((e.partition, e.bucket), []).append(e)
         return out
 
-    def file_may_match(self, file: DataFileMeta, pred: Predicate) -> bool:
+    def file_may_match(self, file: DataFileMeta, pred: Predicate, bucket_dir: str | None = None) -> bool:
+        """False if the file's value stats or its file index prove no row matches ``pred``. The
+        index embedded in the manifest is always consulted, a separate ``.index`` file only with
+        ``bucket_dir`` (append tables check theirs when a file is read); neither with
+        'file-index.read.enabled' = false."""
         fields = self.store.stats_fields(file)
         if fields and not pred.may_match(decode_stats(file.value_stats, fields), file.row_count):
             return False
-        if file.embedded_index and file.schema_id == self.store.schema.id and \
-                self.store.schema.core.get("file-index.read.enabled"):
-
-            return FileIndexReader(file.embedded_index, list(self.store.schema.fields)).may_match(pred)
+        schema = self.store.schema
+        if file.schema_id != schema.id or not schema.core.get("file-index.read.enabled"):
+            return True
+        if file.embedded_index:
+            return FileIndexReader(file.embedded_index, list(schema.fields)).may_match(pred)
+        index = [x for x in file.extra_files if x.endswith(INDEX_FILE_SUFFIX)]
+        if index and bucket_dir is not None:
+            data = self.store.file_io.read_bytes(join(bucket_dir, index[0]))
+            return FileIndexReader(data, list(schema.fields)).may_match(pred)
         return True
 
     def bucket_selector(self, predicate: Predicate | None):
@@ -162,8 +172,9 @@ class FileStoreScan:
         part_names = {f.name for f in schema.partition_fields}
         part_pred = predicate.restrict(part_names) if predicate is not None else None
         entries = self.read_entries(snapshot, part_pred)
-        if predicate is not None and schema.primary_keys:
-            # Versions of a row live in several files; only key columns may skip a file.
+        if predicate is not None and schema.primary_keys and not schema.core.get("deletion-vectors.enabled"):
+            # Versions of a row live in several files; only key columns may skip a file. (With
+            # deletion vectors a read takes each key from one file, so any column may, as in Java.)
             predicate = predicate.restrict(set(schema.primary_keys))
         select_buckets = self.bucket_selector(predicate)
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
@@ -172,7 +183,9 @@ class FileStoreScan:
                 buckets = select_buckets(e.total_buckets)
                 if buckets is not None and e.bucket not in buckets:
                     continue
-            if predicate is not None and not self.file_may_match(e.file, predicate):
+            bucket_dir = (self.store.bucket_path(e.partition, e.bucket)
+                          if schema.primary_keys and e.file.extra_files else None)
+            if predicate is not None and not self.file_may_match(e.file, predicate, bucket_dir):
                 continue
             groups.setdefault((e.partition, e.bucket), []).append(e.file)
         splits = []

@@ -62,7 +62,7 @@ class TableRead:
     def _index_may_match(self, split: DataSplit, file: DataFileMeta) -> bool:
         """A separate ``<file>.index`` file index can rule a file out before it is read."""
         index = [x for x in file.extra_files if x.endswith(".index")]
-        if not index or file.schema_id != self.schema.id:
+        if not index or file.schema_id != self.schema.id or not self.schema.core.get("file-index.read.enabled"):
             return True
 
         data = self.store.file_io.read_bytes(join(self.store.bucket_path(split.partition, split.bucket), index[0]))

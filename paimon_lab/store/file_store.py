@@ -13,6 +13,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 from paimon_lab.core.key_value import KeyValueLayout
+from paimon_lab.fileindex.data_file import DataFileIndexer, data_file_indexer
 from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX, read_dv_index
 from paimon_lab.core.index_manifest import IndexManifestEntry, index_file_path, read_index_manifest
 from paimon_lab.core.manifest import DataFileMeta, ManifestEntry, ManifestIO
@@ -140,6 +141,11 @@ class FileStore:
     @property
     def manifest_io(self) -> ManifestIO:
         return self.derived("manifest_io", lambda s: ManifestIO(self.file_io, self.path, s.core.manifest_compression))
+
+    @property
+    def file_indexer(self) -> DataFileIndexer | None:
+        """Builds the file index of new data files (None without 'file-index.<type>.columns')."""
+        return data_file_indexer(self.file_io, self.schema.options, self.schema.fields)
 
     @property
     def kv_layout(self) -> KeyValueLayout:

@@ -6,8 +6,9 @@ from typing import Mapping
 
 import pyarrow as pa
 
+from paimon_lab.mergetree.aggregate_functions import create_field_aggregator
 from paimon_lab.mergetree.aggregators import (FieldAggregator, aggregate_function_option, bool_option,
-                                              count_contributions, create_field_aggregator)
+                                              count_contributions)
 from paimon_lab.mergetree.key_groups import as_array
 from paimon_lab.mergetree.merge_engine.base import MergeFunction, inserts
 

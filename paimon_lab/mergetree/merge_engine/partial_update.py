@@ -16,7 +16,8 @@ from paimon_lab.utils.arrow import sort_indices_nulls_first
 from paimon_lab.errors import DataValidationError, OptionError
 from paimon_lab.mergetree.aggregators import (FIELDS_PREFIX, FieldAggregator, aggregate_function_option,
                                               bool_option, canonical_function, count_contributions,
-                                              create_field_aggregator, split_names)
+                                              split_names)
+from paimon_lab.mergetree.aggregate_functions import create_field_aggregator
 from paimon_lab.mergetree.key_groups import KeyGroups, as_array, take_or_null, valid_mask
 from paimon_lab.core.key_value import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_lab.mergetree.merge_engine.base import MergeFunction, inserts

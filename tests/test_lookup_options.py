@@ -1,0 +1,61 @@
+"""The lookup options: 'lookup-wait' (behaviour) and the cache knobs accepted with no effect."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from paimon_lab.core.options import OPTIONS, validate_options
+from paimon_lab.errors import OptionError
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
+
+
+def _levels(t):
+    return sorted(f.level for s in t.plan() for f in s.files)
+
+
+@pytest.mark.parametrize("key", ["lookup-wait", "changelog-producer.lookup-wait"])
+def test_lookup_wait_false_lifts_a_commit_with_the_next(lab, key):
+    t = lab.create_table("db.t", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "changelog-producer": "lookup", key: "false"})
+    t.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+    assert _levels(t) == [0]
+    assert t.changes(start_snapshot=0).num_rows == 0  # no lookup changelog yet
+    assert t.to_arrow().to_pylist() == [{"id": 1, "v": "a"}]  # level 0 merged on read
+    t.write(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
+    assert _levels(t) == [0, 5]  # the first commit's file lifted, the second's still in level 0
+    assert t.changes(start_snapshot=0).column("id").to_pylist() == [1]
+    assert t.to_arrow().sort_by("id")["id"].to_pylist() == [1, 2]
+
+
+def test_lookup_wait_default_lifts_at_commit(lab):
+    t = lab.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "changelog-producer": "lookup"})
+    t.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+    assert _levels(t) == [5]
+    assert t.changes(start_snapshot=0).column("id").to_pylist() == [1]
+
+
+def test_deletion_vectors_without_lookup_wait_show_a_commit_after_the_next(lab):
+    t = lab.create_table("db.dv", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "deletion-vectors.enabled": "true", "lookup-wait": "false"})
+    t.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+    assert t.to_arrow().num_rows == 0  # still in level 0, which batch reads skip (as Java)
+    t.write(pa.table({"id": [1, 2], "v": ["b", "c"]}, schema=SCHEMA))
+    assert t.to_arrow().to_pylist() == [{"id": 1, "v": "a"}]
+
+
+def test_cache_knobs_are_declared_with_a_reason_and_validated():
+    knobs = ["lookup.cache-rows", "lookup.hash-load-factor", "lookup.local-file-type", "lookup.cache-max-memory-size",
+             "lookup.cache-max-disk-size", "lookup.cache-file-retention", "lookup.cache-spill-compression",
+             "lookup.cache.bloom.filter.enabled", "lookup.cache.bloom.filter.fpp", "lookup.async", "lookup.cache"]
+    for key in knobs:
+        assert OPTIONS[key].description.startswith("No effect by design")
+    validate_options({"lookup.cache-rows": "1000", "lookup.local-file-type": "sort",
+                      "lookup.cache-max-memory-size": "64 mb", "lookup.hash-load-factor": "0.5"})
+    for bad in ({"lookup.local-file-type": "tree"}, {"lookup.cache-max-memory-size": "lots"},
+                {"lookup-wait": "maybe"}):
+        with pytest.raises(OptionError):
+            validate_options(bad)
+    with pytest.raises(OptionError, match="gentle"):
+        validate_options({"lookup-compact": "gentle"})
