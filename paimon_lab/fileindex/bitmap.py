@@ -467,7 +467,8 @@ class _Keys:
 
 
 def build(keys: ColumnKeys, dtype: T.DataType, options: Mapping[str, str]) -> bytes:
-    version = int(str(options.get("version", VERSION_2)).strip())
+    # format 1 by default: Java 0.9/1.0 readers refuse format 2 (newer Java reads both)
+    version = int(str(options.get("version", VERSION_1)).strip())
     if version not in (VERSION_1, VERSION_2):
         raise ValueError(f"invalid version: {version}")
     codec = _Codec(dtype)
