@@ -8,6 +8,7 @@ from typing import Any, Iterator, Sequence
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_lab import system as system_tables
 from paimon_lab.core.options import CoreOptions, validate_options
@@ -24,7 +25,7 @@ from paimon_lab.operation import expire, partition_expire, row_dml, tag_auto
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.count import metadata_count
-from paimon_lab.operation.scan import DataSplit, plan_splits
+from paimon_lab.operation.scan import DataSplit, plan_splits, table_scan_target
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.stream import stream
 from paimon_lab.operation.table_write import TableWrite, write_rows
@@ -217,6 +218,11 @@ class Table:
     def plan(self, *, filter: FilterLike = None, snapshot_id: int | None = None, tag: str | None = None,
              timestamp_millis: int | None = None, read_optimized: bool = False) -> list[DataSplit]:
         """The splits (files per partition and bucket) a read of this table would touch."""
+        if snapshot_id is None and tag is None and timestamp_millis is None:
+            target = table_scan_target(self.store)
+            if target.incremental is not None:
+                raise PaimonLabError("plan() of a table with 'incremental-between' set: use changes()")
+            snapshot_id, tag, timestamp_millis = target.snapshot_id, target.tag, target.timestamp_millis
         snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
         if snap is None:
             return []
@@ -245,14 +251,33 @@ class Table:
         """Read the table (latest, or as of a snapshot, tag or time) as an Arrow table.
 
         ``read_optimized`` reads only the fully compacted top level of a primary-key table
-        (Paimon's ``$ro`` view): no merging, but data not yet compacted is not seen.
+        (Paimon's ``$ro`` view): no merging, but data not yet compacted is not seen. Without a
+        snapshot, tag or time, the table's own ``scan.*`` / ``incremental-between`` options apply.
         """
         if columns is not None:
             for c in columns:
                 if c not in self.schema.field_names:
                     raise SchemaError(f"Column '{c}' does not exist; columns are {self.schema.field_names}")
+        if snapshot_id is None and tag is None and timestamp_millis is None:
+            target = table_scan_target(self.store)
+            if target.incremental is not None:
+                return self._incremental(target.incremental, columns, filter, limit)
+            snapshot_id, tag, timestamp_millis = target.snapshot_id, target.tag, target.timestamp_millis
         return read_table(self.store, columns, self._predicate(filter), snapshot_id=snapshot_id, tag=tag,
                           timestamp_millis=timestamp_millis, limit=limit, read_optimized=read_optimized)
+
+    def _incremental(self, between: tuple[int, int], columns, filter: FilterLike, limit: int | None) -> pa.Table:
+        """The rows added or updated after ``between[0]`` up to ``between[1]`` (Java's batch read
+        with 'incremental-between')."""
+        pred = self._predicate(filter)
+        needed = None if columns is None else list(dict.fromkeys([*columns, *(pred.columns() if pred else [])]))
+        changes = self.changes(between[0], between[1], columns=needed)
+        kept = changes.filter(pc.is_in(changes.column("rowkind"), pa.array(["+I", "+U"]))).drop_columns(["rowkind"])
+        if pred is not None:
+            kept = kept.filter(pred.evaluate(kept))
+        if columns is not None:
+            kept = kept.select(list(columns))
+        return kept if limit is None else kept.slice(0, limit)
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         """Like :meth:`to_arrow`, as a pandas DataFrame."""

@@ -120,6 +120,53 @@ def test_tag_json_and_time_expiration(lab):
     assert "keep" in {g.name for g in t.tags()}
 
 
+def test_custom_period_duration_names_tags_by_minute(lab):
+    t = lab.create_table("db.t", SCHEMA, options={"tag.automatic-creation": "process-time",
+                                                  "tag.creation-period-duration": "30 min",
+                                                  "sink.process-time-zone": "UTC"})
+    write_at(t, "2024-01-01 10:05", rows(0, 1))          # the period [09:30, 10:00) has ended
+    write_at(t, "2024-01-01 10:40", rows(1, 2))
+    assert [g.name for g in t.tags()] == ["202401010930", "202401011000"]   # Java's yyyyMMddHHmm
+
+
+@pytest.mark.parametrize("completion, expected", [("true", ["2024-01-01 09", "2024-01-01 10"]),
+                                                  ("false", ["2024-01-01 09", "2024-01-01 12"])])
+def test_automatic_completion_tags_the_skipped_period_next(lab, completion, expected):
+    t = lab.create_table("db.t", SCHEMA, options={"tag.automatic-creation": "process-time",
+                                                  "tag.creation-period": "hourly",
+                                                  "tag.automatic-completion": completion,
+                                                  "sink.process-time-zone": "UTC"})
+    write_at(t, "2024-01-01 10:05", rows(0, 1))
+    write_at(t, "2024-01-01 13:05", rows(1, 2))          # 10, 11 and 12 have ended: one tag a commit
+    assert [g.name for g in t.tags()] == expected
+
+
+def test_batch_tag_customized_name(lab):
+    t = lab.create_table("db.t", SCHEMA, options={"tag.automatic-creation": "batch",
+                                                  "tag.batch.customized-name": "nightly"})
+    write_at(t, "2024-01-01 10:05", rows(0, 1))
+    assert [g.name for g in t.tags()] == ["nightly"]
+
+
+@pytest.mark.parametrize("zone, tag", [("UTC", "2023-12-31"), ("GMT+08:00", "2024-01-01")])
+def test_watermark_time_zone(lab, zone, tag):
+    t = lab.create_table("db.t", SCHEMA, options={"tag.automatic-creation": "watermark",
+                                                  "sink.watermark-time-zone": zone})
+    # 17:00 UTC on Jan 1 is 01:00 on Jan 2 at +08:00: the day that has ended differs
+    write_at(t, "2030-01-01 00:00", rows(0, 1), watermark=ms("2024-01-01 17:00"))
+    assert [g.name for g in t.tags()] == [tag]
+
+
+def test_tag_time_expire_disabled_keeps_tags(lab):
+    t = lab.create_table("db.t", SCHEMA, options={"tag.automatic-creation": "process-time",
+                                                  "tag.default-time-retained": "1 h",
+                                                  "tag.time-expire-enabled": "false",
+                                                  "sink.process-time-zone": "UTC"})
+    write_at(t, "2024-01-01 10:00", rows(0, 1))
+    write_at(t, "2024-01-05 10:00", rows(1, 2))          # days past the first tag's retention
+    assert [g.name for g in t.tags()] == ["2023-12-31", "2024-01-04"]
+
+
 def test_tag_options_validate(lab):
     with pytest.raises(OptionError):
         lab.create_table("db.bad", SCHEMA, options={"tag.creation-period": "weekly"})
@@ -189,6 +236,30 @@ def test_partition_expiration_respects_check_interval(lab):
     assert sorted(t.to_arrow()["dt"].to_pylist()) == ["2024-01-02", "2024-01-10"]
 
 
+@pytest.mark.parametrize("batch, kinds", [(None, ["APPEND", "OVERWRITE"]),
+                                          ("1", ["APPEND", "OVERWRITE", "OVERWRITE", "OVERWRITE"])])
+def test_partition_expiration_batch_size(lab, batch, kinds):
+    options = {"partition.expiration-time": "2 d", "partition.expiration-check-interval": "0 s",
+               "partition.timestamp-formatter": "yyyyMMdd"}
+    if batch:
+        options["partition.expiration-batch-size"] = batch
+    t = lab.create_table("db.p", PART_SCHEMA, partition_keys=["dt"], options=options)
+    with use_clock(int(dt.datetime(2024, 1, 10, 12).timestamp() * 1000)):
+        t.write(_part_rows(["20240101", "20240102", "20240103", "20240109"]))
+    assert [s.commit_kind for s in t.snapshots()] == kinds     # one OVERWRITE per batch
+    assert t.to_arrow()["dt"].to_pylist() == ["20240109"]
+
+
+@pytest.mark.parametrize("check, left", [("false", ["2024-01-01", "2024-01-10"]), ("true", ["2024-01-10"])])
+def test_end_input_checks_partition_expiration_at_once(lab, check, left):
+    t = lab.create_table("db.p", PART_SCHEMA, partition_keys=["dt"], options={
+        "partition.expiration-time": "1 d", "partition.expiration-check-interval": "1 h",
+        "end-input.check-partition-expire": check})
+    with use_clock(int(dt.datetime(2024, 1, 10, 12).timestamp() * 1000)):
+        t.write(_part_rows(["2024-01-01", "2024-01-10"]))   # a fresh committer's first commit
+    assert sorted(t.to_arrow()["dt"].to_pylist()) == left
+
+
 # ---------------------------------------------------------------- long-lived changelog
 
 def _bucket_files(t, prefix: str) -> set[str]:
@@ -254,6 +325,20 @@ def test_long_lived_changelog_survives_snapshot_expiry(lab, producer):
                 for m in t.store.manifest_io.read_manifest_list(c.changelog_manifest_list)
                 for f in (e.file.file_name for e in t.store.manifest_io.read_manifest(m.file_name))}
         assert _bucket_files(t, "changelog-") == live
+
+
+@pytest.mark.parametrize("retain_min, time_retained, kept", [("1", "1 h", [6]), ("3", "1 h", [5, 6]),
+                                                             ("1", "30 d", [1, 2, 3, 4, 5, 6])])
+def test_changelog_time_retained_and_min(lab, retain_min, time_retained, kept):
+    t = lab.create_table("db.c", SCHEMA, primary_keys=["k"], options={
+        "bucket": "1", "changelog-producer": "input", "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "1", "changelog.num-retained.max": "10",
+        "changelog.num-retained.min": retain_min, "changelog.time-retained": time_retained})
+    for i in range(6):                                  # a commit a day
+        with use_clock(int(dt.datetime(2024, 1, 1 + i, 12).timestamp() * 1000)):
+            t.write(rows(i * 10, i * 10 + 3))
+    # changelogs older than the time retained go, but the newest 'min' (counting snapshots) stay
+    assert t.store.changelog_manager.list_ids() == kept
 
 
 def test_not_decoupled_deletes_changelog_files(lab):

@@ -67,3 +67,17 @@ def test_changelog_producers_that_need_rows_rewrite(lab, producer):
     t = lab.get_table("db.t")
     assert t.to_arrow().num_rows == 20
     assert len(t.changes(0)) >= 20  # the changelog was produced from the rows
+
+
+@pytest.mark.parametrize("ratio, rewritten", [("0.7", False), ("5", True)])
+def test_small_file_ratio_decides_which_files_of_a_run_are_rewritten(lab, ratio, rewritten):
+    t = _table(lab, f"r{ratio.replace('.', '')}", **{"target-file-size": "4 kb",
+                                                     "compaction.small-file-ratio": ratio})
+    t.write(_rows(range(5000)))
+    t.compact(full=True)                       # one run of ~6 KB files at the top level
+    before = set(t.levels()["file_name"])
+    assert len(before) > 1
+    # files under target-file-size * ratio are small: a run of them is rewritten together
+    assert (t.compact(full=True) is not None) is rewritten
+    assert (set(t.levels()["file_name"]) == before) is not rewritten
+    assert t.to_arrow().sort_by("k").equals(_rows(range(5000)))

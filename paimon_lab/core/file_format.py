@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from paimon_lab.errors import CorruptFileError, DataValidationError, UnsupportedTypeError
+from paimon_lab.errors import CorruptFileError, DataValidationError, OptionError, UnsupportedTypeError
 from paimon_lab.io.file_io import FileIO
 from paimon_lab.core.parquet_int96 import has_nanos, int96_paths, patch_footer, storage_schema, table_to_storage
 from paimon_lab.core.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType
@@ -22,6 +22,35 @@ FORMATS = ("parquet", "orc", "avro")
 
 def _parquet_compression(codec: str) -> str:
     return {"none": "none", "uncompressed": "none"}.get(codec, codec)
+
+
+# Java passes parquet.* / orc.* table options to the parquet-mr / ORC writers; these are the ones
+# paimon-lab maps onto pyarrow's writers (the registry refuses the others by name).
+_PARQUET_SETTINGS = {"parquet.page.size": "data_page_size", "parquet.dictionary.page.size": "dictionary_pagesize_limit"}
+_ORC_SETTINGS = {"orc.stripe.size": "stripe_size", "orc.compress.size": "compression_block_size",
+                 "orc.row.index.stride": "row_index_stride", "orc.bloom.filter.fpp": "bloom_filter_fpp",
+                 "orc.dictionary.key.threshold": "dictionary_key_size_threshold"}
+
+
+def format_writer_settings(core) -> dict:
+    """The pyarrow writer arguments of a table's ``parquet.*`` / ``orc.*`` options (``core``: its
+    :class:`CoreOptions`), plus ``block_size`` (Parquet row group bytes) and ``bloom_columns``
+    (ORC bloom filter column names) that the writer resolves itself."""
+    out: dict = {}
+    for key, arg in {**_PARQUET_SETTINGS, **_ORC_SETTINGS}.items():
+        if key in core.raw:
+            out[arg] = core.get(key)
+    if "parquet.writer.version" in core.raw:
+        out["data_page_version"] = {"v1": "1.0", "v2": "2.0"}[core.get("parquet.writer.version")]
+    if "parquet.block.size" in core.raw:
+        out["block_size"] = core.get("parquet.block.size")
+    if "orc.bloom.filter.columns" in core.raw:
+        out["bloom_columns"] = [c.strip() for c in core.get("orc.bloom.filter.columns").split(",") if c.strip()]
+    return out
+
+
+_PARQUET_ARGS = set(_PARQUET_SETTINGS.values()) | {"data_page_version"}
+_ORC_ARGS = set(_ORC_SETTINGS.values())
 
 
 # A column is written without a dictionary when a sample of its values is (almost) all distinct:
@@ -200,7 +229,7 @@ class RollingFileWriter:
     def __init__(self, file_io: FileIO, fmt: str, schema: pa.Schema, target_size: int,
                  next_path, compression: str = "zstd", zstd_level: int = 1,
                  file_columns: Sequence[str] | None = None, dictionary: bool | None = None,
-                 fields: Sequence[DataField] | None = None, delta: bool = False):
+                 fields: Sequence[DataField] | None = None, delta: bool = False, settings: dict | None = None):
         if fmt not in FORMATS:
             raise UnsupportedTypeError(f"Unknown file format '{fmt}'")
         self.io, self.fmt = file_io, fmt
@@ -208,6 +237,7 @@ class RollingFileWriter:
         self.schema = pa.schema([schema.field(c) for c in self.file_columns]) if self.file_columns else schema
         self.fields = fields  # the Paimon fields of the file's columns (their ids go into Parquet)
         self.delta = delta
+        self.settings = dict(settings or {})  # see format_writer_settings
         self.target = target_size
         self.next_path = next_path
         self.compression = compression
@@ -223,9 +253,14 @@ class RollingFileWriter:
                   fields: Sequence[DataField] | None = None) -> "RollingFileWriter":
         """A writer with a table's format options (``core``: its :class:`CoreOptions`);
         ``fields``: the Paimon fields of the columns (for the field ids Parquet files carry)."""
-        return cls(file_io, core.file_format, schema, target_size, next_path, core.get("file.compression"),
-                   core.get("file.compression.zstd-level"), file_columns, core.get("parquet.enable.dictionary"),
-                   fields, core.get("parquet.delta-encoding"))
+        fmt = core.file_format
+        compression, level = core.get("file.compression"), core.get("file.compression.zstd-level")
+        if fmt == "parquet":  # Java: parquet.compression (and its zstd level) win over file.compression
+            compression = core.get("parquet.compression") or compression
+            level = core.get("parquet.compression.codec.zstd.level") or level
+        return cls(file_io, fmt, schema, target_size, next_path, compression, level, file_columns,
+                   core.get("parquet.enable.dictionary"), fields, core.get("parquet.delta-encoding"),
+                   format_writer_settings(core))
 
     def write(self, table: pa.Table) -> None:
         if table.num_rows == 0:
@@ -239,7 +274,7 @@ class RollingFileWriter:
             for start in range(0, table.num_rows, rows):
                 part = table.slice(start, rows)
                 path = self.next_path()
-                data = write_table_bytes(self._project(part), self.fmt, self.compression)
+                data = write_table_bytes(self._project(part), self.fmt, self.compression, self._orc_settings())
                 self.io.write_bytes(path, data)
                 self.done.append((path, len(data), part))
 
@@ -249,6 +284,8 @@ class RollingFileWriter:
         # small enough (in memory) that a file cannot overshoot the target by much.
         per_row = max(1, table.nbytes // max(1, table.num_rows))
         row_group = int(min(256 * 1024, max(1024, self.target // per_row)))
+        if self.settings.get("block_size"):  # parquet.block.size: row groups of about that many bytes
+            row_group = int(max(1, min(row_group, self.settings["block_size"] // per_row)))
         start = 0
         while start < table.num_rows:
             if self._open is None:
@@ -258,7 +295,8 @@ class RollingFileWriter:
                 path = self.next_path()
                 writer = _ParquetFile(self.io, path, self.schema, self.fields,
                                       compression=_parquet_compression(self.compression),
-                                      compression_level=level, write_statistics=True, **self._encodings)
+                                      compression_level=level, write_statistics=True, **self._encodings,
+                                      **{k: v for k, v in self.settings.items() if k in _PARQUET_ARGS})
                 self._open = (path, writer, [])
             path, writer, slices = self._open
             chunk = table.slice(start, row_group)
@@ -267,6 +305,18 @@ class RollingFileWriter:
             start += chunk.num_rows
             if writer.tell() >= self.target:
                 self._finish()
+
+    def _orc_settings(self) -> dict:
+        if self.fmt != "orc":
+            return {}
+        out = {k: v for k, v in self.settings.items() if k in _ORC_ARGS}
+        if self.settings.get("bloom_columns"):
+            names = self.schema.names
+            missing = [c for c in self.settings["bloom_columns"] if c not in names]
+            if missing:
+                raise OptionError(f"'orc.bloom.filter.columns' names unknown columns {missing}")
+            out["bloom_filter_columns"] = [names.index(c) for c in self.settings["bloom_columns"]]
+        return out
 
     def _finish(self) -> None:
         if self._open is None:
@@ -300,7 +350,8 @@ class RollingFileWriter:
         return paths
 
 
-def write_table_bytes(table: pa.Table, fmt: str, compression: str = "zstd") -> bytes:
+def write_table_bytes(table: pa.Table, fmt: str, compression: str = "zstd", orc_settings: dict | None = None) -> bytes:
+    """One whole file's bytes; ``orc_settings``: extra ``pyarrow.orc.write_table`` arguments."""
     if fmt == "parquet":
         buf = pa.BufferOutputStream()
         if any(has_nanos(f.type) for f in table.schema):
@@ -319,7 +370,7 @@ def write_table_bytes(table: pa.Table, fmt: str, compression: str = "zstd") -> b
         orc_schema = pa.schema([f.with_type(_orc_type(f.type)) for f in table.schema])
         if orc_schema != table.schema:
             table = table.cast(orc_schema)
-        orc.write_table(table, buf, compression=codec)
+        orc.write_table(table, buf, compression=codec, **(orc_settings or {}))
         return buf.getvalue().to_pybytes()
     if fmt == "avro":
         return _write_avro(table, compression)

@@ -1,16 +1,22 @@
-"""Table options (Paimon's CoreOptions): known keys, their types, defaults and validation.
+"""Table options (Paimon's CoreOptions): the registry of every key, typed parsing and validation.
 
-Options are stored as strings in the schema file; :class:`CoreOptions` gives typed access and
-:func:`validate_options` rejects unknown keys and ill-typed values with an :class:`OptionError`.
+``option_registry.json`` (generated from Java Paimon by ``scripts/gen_option_registry.py``) lists
+every option Java knows, with paimon-lab's status for it: ``implemented``, ``no-effect`` (accepted,
+with a reason why nothing depends on it) or ``refused`` (setting it raises an :class:`OptionError`
+naming the reason). Options are stored as strings in the schema file; :class:`CoreOptions` gives
+typed access and :func:`validate_options` checks keys and values.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
+import json
 import re
 import zoneinfo
+import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from paimon_lab.errors import OptionError
@@ -69,6 +75,46 @@ def _enum(*choices: str) -> Callable[[str], str]:
             raise ValueError(f"'{text}' is not one of {', '.join(choices)}")
         return low
     return parse
+
+
+def _positive_int(text: str) -> int:
+    value = _parse_int(text)
+    if value <= 0:
+        raise ValueError(f"'{text}' must be a positive integer")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise ValueError(f"'{text}' is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"'{text}' is not between 0 and 1")
+    return value
+
+
+def _parquet_codec(text: str) -> str:
+    low = str(text).strip().lower()
+    if low not in ("uncompressed", "none", "snappy", "gzip", "lzo", "brotli", "lz4", "lz4_raw", "zstd"):
+        raise ValueError(f"'{text}' is not a Parquet codec (uncompressed, snappy, gzip, lzo, brotli, lz4_raw, zstd)")
+    return {"lz4_raw": "lz4"}.get(low, low)
+
+
+def _parquet_writer_version(text: str) -> str:
+    low = str(text).strip().lower()
+    version = {"v1": "v1", "parquet_1_0": "v1", "v2": "v2", "parquet_2_0": "v2"}.get(low)
+    if version is None:
+        raise ValueError(f"'{text}' is not a Parquet writer version (v1, v2)")
+    return version
+
+
+def _padding(text: str) -> str:
+    parts = [p.strip().lower() for p in str(text).split(",") if p.strip()]
+    bad = [p for p in parts if p not in ("row-kind-flag", "second-to-micro", "millis-to-micro")]
+    if bad or not parts:
+        raise ValueError(f"'{text}' is not a list of row-kind-flag, second-to-micro, millis-to-micro")
+    return ",".join(parts)
 
 
 def _stats_mode(text: str) -> str:
@@ -162,6 +208,7 @@ class Option:
 _FORMATS = _enum("parquet", "orc", "avro")
 _OPTIONS: list[Option] = [
     Option("bucket", -1, _parse_int, "Number of buckets; -1 is dynamic (PK) or bucket-unaware (append)."),
+    Option("bucket-function.type", "default", _enum("default", "mod", "hive")),
     Option("bucket-key", None, str, "Columns whose hash picks the bucket."),
     Option("file.format", "parquet", _FORMATS, "Data file format."),
     Option("file.compression", "zstd", _enum("zstd", "snappy", "gzip", "lz4", "brotli", "none",
@@ -175,6 +222,18 @@ _OPTIONS: list[Option] = [
            "columns without a dictionary (smaller files, faster reads). NOT readable by Java Paimon "
            "<= 1.0 (Flink/Spark jobs fail with 'Unsupported encoding: DELTA_BINARY_PACKED'); pyarrow, "
            "pypaimon and paimon-rust read it. Leave it off for tables Java reads."),
+    Option("parquet.compression", None, _parquet_codec),
+    Option("parquet.compression.codec.zstd.level", None, _parse_int),
+    Option("parquet.block.size", None, _positive_int),
+    Option("parquet.page.size", None, _positive_int),
+    Option("parquet.dictionary.page.size", None, _positive_int),
+    Option("parquet.writer.version", "v1", _parquet_writer_version),
+    Option("orc.stripe.size", None, _positive_int),
+    Option("orc.compress.size", None, _positive_int),
+    Option("orc.row.index.stride", None, _positive_int),
+    Option("orc.bloom.filter.columns", None, str),
+    Option("orc.bloom.filter.fpp", None, _fraction),
+    Option("orc.dictionary.key.threshold", 0.8, _fraction),
     Option("target-file-size", None, parse_memory, "Roll data files at this size."),
     Option("partition.default-name", "__DEFAULT_PARTITION__", str),
     Option("partition.legacy-name", True, _parse_bool),
@@ -197,6 +256,7 @@ _OPTIONS: list[Option] = [
     Option("snapshot.expire.limit", 50, _parse_int),
     Option("scan.snapshot-id", None, _parse_int),
     Option("scan.tag-name", None, str),
+    Option("scan.version", None, str),
     Option("scan.timestamp-millis", None, _parse_int),
     Option("scan.mode", "default", _enum("default", "latest-full", "full", "latest", "compacted-full",
                                          "from-timestamp", "from-snapshot", "from-snapshot-full",
@@ -223,7 +283,7 @@ _OPTIONS: list[Option] = [
     Option("changelog-producer.row-deduplicate", False, _parse_bool),
     Option("sequence.field", None, str),
     Option("rowkind.field", None, str, "A column holding each row's kind ('+I', '-U', '+U', '-D')."),
-    Option("sequence.auto-padding", None, str),
+    Option("sequence.auto-padding", None, _padding),
     Option("first-row.ignore-delete", False, _parse_bool),
     Option("partial-update.ignore-delete", False, _parse_bool),
     Option("partial-update.remove-record-on-delete", False, _parse_bool),
@@ -322,39 +382,92 @@ _OPTIONS: list[Option] = [
 ]
 OPTIONS: dict[str, Option] = {o.key: o for o in _OPTIONS}
 
-# Per-field and per-index options, e.g. 'fields.price.aggregate-function'.
-_PATTERNS = [
-    re.compile(r"fields\.[^.]+(\.[^.]+)*\.(aggregate-function|ignore-retract|sequence-group|"
-               r"stats-mode|default-value|nested-key|distinct|list-agg-delimiter|kind|min|max|length|"
-               r"start|end|null-rate|var-len)"),
-    re.compile(r"fields\.default-aggregate-function"),
-    re.compile(r"file-index\.[a-z-]+\.(columns|[^.]+\..+|items|fpp|.+)"),
-    re.compile(r"(orc|parquet|avro)\..+"),
-    re.compile(r"hive\..+"),  # copied, without the prefix, into a Hive catalog table's parameters
-    re.compile(r"format-table\..+|csv\..+|object-location|format|file\.path|materialized-table\..+"),
-]
+
+def _float(text: str) -> float:
+    try:
+        return float(str(text).strip())
+    except ValueError:
+        raise ValueError(f"'{text}' is not a number") from None
+
+
+_BY_TYPE: dict[str, Callable[[str], Any]] = {
+    "boolean": _parse_bool, "int": _parse_int, "long": _parse_int, "double": _float, "float": _float,
+    "memory": parse_memory, "duration": parse_duration}
+
+IMPLEMENTED, NO_EFFECT, REFUSED = "implemented", "no-effect", "refused"
+REGISTRY_FILE = Path(__file__).with_name("option_registry.json")
+
+
+@dataclass(frozen=True)
+class RegistryEntry:
+    """One row of the option registry: a key (or, for patterns, a regex) and paimon-lab's status."""
+    key: str
+    source: str
+    type: str
+    default: str | None
+    since: str
+    status: str
+    reason: str
+    reads: bool
+    description: str
+    until: str | None = None
+    pattern: re.Pattern | None = None
+
+    def refusal(self, key: str) -> OptionError:
+        return OptionError(f"Option '{key}' is not supported by paimon-lab: {self.reason}")
+
+
+def _load_registry() -> tuple[dict[str, RegistryEntry], list[RegistryEntry]]:
+    data = json.loads(REGISTRY_FILE.read_text(encoding="utf-8"))
+    keys = [f for f in RegistryEntry.__dataclass_fields__ if f != "pattern"]
+    options = {o["key"]: RegistryEntry(**{k: o.get(k) for k in keys}) for o in data["options"]}
+    patterns = [RegistryEntry(**{k: p.get(k) for k in keys}, pattern=re.compile(p["pattern"]))
+                for p in data["patterns"]]
+    return options, patterns
+
+
+REGISTRY, PATTERNS = _load_registry()
+
+
+def registry_entry(key: str) -> RegistryEntry | None:
+    """The registry row for ``key``: its own row, else the first per-field/per-index pattern it matches."""
+    entry = REGISTRY.get(key)
+    if entry is None:
+        entry = next((p for p in PATTERNS if p.pattern.fullmatch(key)), None)
+    return entry
 
 
 def validate_options(options: Mapping[str, str]) -> dict[str, str]:
-    """Check every key is a known Paimon option and every value parses; return them as strings."""
+    """Check every key is an option paimon-lab implements (or accepts with no effect by design) and
+    every value parses; return them as strings. Unknown and refused keys raise an OptionError."""
     out: dict[str, str] = {}
     for key, value in options.items():
         if value is None:
             raise OptionError(f"Option '{key}' has no value")
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        opt = OPTIONS.get(key)
-        if opt is None:
-            if not any(p.fullmatch(key) for p in _PATTERNS):
-                near = difflib.get_close_matches(key, OPTIONS, n=1)
-                hint = f"; did you mean '{near[0]}'?" if near else ""
-                raise OptionError(f"Unknown table option '{key}'{hint}")
-        else:
-            try:
-                opt.parse(text)
-            except ValueError as e:
-                raise OptionError(f"Option '{key}': {e}") from None
+        entry = registry_entry(key)
+        if entry is None:
+            near = difflib.get_close_matches(key, REGISTRY, n=1)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise OptionError(f"Unknown table option '{key}'{hint}")
+        if entry.status == REFUSED:
+            raise entry.refusal(key)
+        parse = OPTIONS[key].parse if key in OPTIONS else _BY_TYPE.get(entry.type or "", str)
+        try:
+            parse(text)
+        except ValueError as e:
+            raise OptionError(f"Option '{key}': {e}") from None
         out[key] = text
     return out
+
+
+def check_readable(options: Mapping[str, str]) -> None:
+    """Refuse to read a table (e.g. one Java wrote) carrying a refused option that changes what a
+    read returns; refused options that do not (a tag-creation schedule, say) are let through."""
+    for key in options:
+        entry = registry_entry(key)
+        if entry is not None and entry.status == REFUSED and not entry.reads:
+            raise entry.refusal(key)
 
 
 class CoreOptions:
@@ -372,6 +485,11 @@ class CoreOptions:
             except ValueError as e:
                 raise OptionError(f"Option '{key}': {e}") from None
         return opt.default
+
+    def new_commit_user(self) -> str:
+        """A fresh commit user: a UUID, after 'commit.user-prefix' and '_' when that is set (as Java)."""
+        prefix = self.get("commit.user-prefix")
+        return f"{prefix}_{uuid.uuid4()}" if prefix is not None else str(uuid.uuid4())
 
     @property
     def bucket(self) -> int:

@@ -10,6 +10,7 @@ from typing import Sequence
 import pyarrow as pa
 
 from paimon_lab.core import types as T
+from paimon_lab.core.bucket_function import check_bucket_function
 from paimon_lab.errors import CorruptFileError, OptionError, SchemaError
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.core.options import CoreOptions, validate_options
@@ -147,8 +148,38 @@ def new_schema(
     return schema
 
 
+_DEFAULT_PREFIX, _DEFAULT_SUFFIX = "fields.", ".default-value"
+
+
+def field_default_values(schema: TableSchema) -> dict[str, pa.Scalar]:
+    """``fields.<f>.default-value`` options as Arrow scalars of their columns' types (Java 0.9-1.x:
+    a read returns the default where the column is NULL, including files written before the
+    column was added)."""
+    texts = {k[len(_DEFAULT_PREFIX):-len(_DEFAULT_SUFFIX)]: v for k, v in schema.options.items()
+             if k.startswith(_DEFAULT_PREFIX) and k.endswith(_DEFAULT_SUFFIX)}
+    out = {}
+    for name, text in texts.items():
+        if name not in schema.field_names:
+            raise OptionError(f"'fields.{name}.default-value': '{name}' is not a column")
+        if name in schema.partition_keys or name in schema.primary_keys:
+            raise OptionError(f"'fields.{name}.default-value': partition and primary key columns take no default")
+        arrow_type = schema.field(name).type.to_arrow()
+        if pa.types.is_nested(arrow_type):
+            raise OptionError(f"'fields.{name}.default-value': a {schema.field(name).type} column takes no default")
+        try:
+            out[name] = pa.scalar(text).cast(arrow_type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise OptionError(f"'fields.{name}.default-value' = '{text}' is not a {schema.field(name).type}: {e}") from None
+    return out
+
+
 def _validate(schema: TableSchema) -> None:
     _validate_buckets(schema)
+    field_default_values(schema)
+    function = schema.core.get("bucket-function.type")
+    if function != "default" and schema.core.bucket > 0:
+        keys = schema.bucket_keys
+        check_bucket_function(function, keys, [f.type for f in schema.fields_of(keys)])
     core = schema.core
     low, high = core.get("snapshot.num-retained.min"), core.get("snapshot.num-retained.max")
     if low > high:  # Java's SchemaValidation

@@ -74,8 +74,8 @@ class TagManager:
                ignore_if_exists: bool = False) -> Tag:
         """Write ``tag/tag-NAME``: the snapshot plus its creation time (the clock's local time, as
         Java's ``LocalDateTime.now()``) and how long it is retained."""
-        if not name or "/" in name or name.strip() != name or name.isdigit():
-            raise TagError(f"Invalid tag name '{name}': it must be non-empty, not numeric and have no '/'")
+        if not name or "/" in name or name.strip() != name:
+            raise TagError(f"Invalid tag name '{name}': it must be non-empty, without surrounding spaces and have no '/'")
         if ignore_if_exists and self.exists(name):
             return self.get(name)
         now = local_now()
@@ -95,8 +95,8 @@ class TagManager:
         """Give a tag another name (its file is copied, then the old one deleted)."""
         if not self.exists(name):
             raise TagNotExistError(name)
-        if not new_name or "/" in new_name or new_name.strip() != new_name or new_name.isdigit():
-            raise TagError(f"Invalid tag name '{new_name}': it must be non-empty, not numeric and have no '/'")
+        if not new_name or "/" in new_name or new_name.strip() != new_name:
+            raise TagError(f"Invalid tag name '{new_name}': it must be non-empty, without surrounding spaces and have no '/'")
         if not self.io.try_create(self.path(new_name), self.io.read_bytes(self.path(name))):
             raise TagError(f"Tag '{new_name}' already exists")
         self.io.delete(self.path(name))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pyarrow as pa
 
 from paimon_lab.core import binary_row
+from paimon_lab.core.bucket_function import bucket_ids
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.operation.write_input import group_indices, to_arrow_table
 from paimon_lab.core.file_format import RollingFileWriter
@@ -87,8 +88,8 @@ class AppendWriter:
         self.buffer, self.buffered_bytes = [], 0
         keys = list(self.schema.partition_keys)
         if self.num_buckets > 0:
-            hashes = binary_row.hash_codes([batch.column(k) for k in self.schema.bucket_keys], self.bucket_key_types)
-            buckets = binary_row.bucket_of(hashes, self.num_buckets)
+            buckets = bucket_ids([batch.column(k) for k in self.schema.bucket_keys], self.bucket_key_types,
+                                 self.num_buckets, self.schema.core.get("bucket-function.type"))
             batch = batch.append_column("__bucket__", pa.array(buckets, pa.int32()))
             keys.append("__bucket__")
         jobs = []   # (partition bytes, bucket, row indices)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import time
-import uuid
 import warnings
 from typing import TYPE_CHECKING, Sequence
 
@@ -51,7 +50,7 @@ class FileStoreCommit:
 
     def __init__(self, store: "FileStore", commit_user: str | None = None):
         self.store = store
-        self.commit_user = commit_user or str(uuid.uuid4())
+        self.commit_user = commit_user or store.schema.core.new_commit_user()
         self.max_retries = store.schema.core.get("commit.max-retries")
         self._watermark: int | None = None
 
@@ -370,19 +369,42 @@ class FileStoreCommit:
         """Paimon's manifest merge: once enough small manifests pile up, rewrite them as few big ones."""
         core = self.store.schema.core
         target = core.get("manifest.target-file-size")
+        read = self.store.manifest_io.read_manifest
+        # Full compaction (Java's tryFullCompaction): once the manifests that must change (small
+        # ones, ones with DELETE entries) add up to the threshold, fold them together with every
+        # big manifest whose files they delete, so that no DELETE entry is left behind.
+        must = [m for m in metas if m.num_deleted_files > 0 or m.file_size < target]
+        if must and sum(m.file_size for m in must) >= core.get("manifest.full-compaction-threshold-size"):
+            entries = [e for m in must for e in read(m.file_name)]
+            deleted = {e.identifier for e in entries if e.kind != ADD}
+            big = []
+            for m in metas:
+                if m in must:
+                    continue
+                base = read(m.file_name)
+                if any(e.identifier in deleted for e in base):
+                    entries.extend(base)
+                else:
+                    big.append(m)
+            per_entry = sum(m.file_size for m in must) // max(1, len(entries))
+            return self._write_merged(big, merge_entries(entries), target, per_entry, names, written)
         small = [m for m in metas if m.file_size < target]
         if len(small) < core.get("manifest.merge-min-count"):
             return metas
         big = [m for m in metas if m.file_size >= target]
         entries: list[ManifestEntry] = []
         for m in small:
-            entries.extend(self.store.manifest_io.read_manifest(m.file_name))
-        merged = merge_entries(entries)
+            entries.extend(read(m.file_name))
+        per_entry = sum(m.file_size for m in small) // max(1, len(entries))
+        return self._write_merged(big, merge_entries(entries), target, per_entry, names, written)
+
+    def _write_merged(self, big: list[ManifestFileMeta], merged: list[ManifestEntry], target: int, per_entry: int,
+                      names: FileNamer, written: list[str]) -> list[ManifestFileMeta]:
+        """``big`` followed by ``merged`` rolled into manifests of about ``target`` bytes (an entry
+        takes about ``per_entry`` bytes, estimated from the inputs)."""
         out = list(big)
         if merged:
-            # Roll the merged manifest at the target size (estimated from the inputs' sizes).
-            per_entry = max(1, sum(m.file_size for m in small) // max(1, len(entries)))
-            chunk = max(1, target // per_entry)
+            chunk = max(1, target // max(1, per_entry))
             for start in range(0, len(merged), chunk):
                 part = merged[start:start + chunk]
                 name = names.next()

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_lab.core import binary_row
+from paimon_lab.core.bucket_function import bucket_ids
 from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner
 from paimon_lab.store.file_store import load_deletion_vectors
 from paimon_lab.errors import DataValidationError, SchemaError
@@ -129,7 +130,9 @@ class KeyValueFileStoreWrite:
             rows, kinds = self._route_cross_partition(rows, kinds)
         rows = rows.append_column(_KIND, pa.array(kinds, pa.int8()))
         key_names = self.layout.key_names if self.dynamic else self.schema.bucket_keys
-        hashes = binary_row.hash_codes([rows.column(k) for k in key_names], self.bucket_key_types)
+        function = self.schema.core.get("bucket-function.type")
+        hashes = binary_row.hash_codes([rows.column(k) for k in key_names], self.bucket_key_types) \
+            if self.dynamic or function == "default" else None
         codec = self.store.partition_codec
         jobs: list[tuple[MergeTreeWriter, pa.Table, pa.Array]] = []   # (writer, rows, its row indices)
         if self.dynamic:
@@ -140,7 +143,9 @@ class KeyValueFileStoreWrite:
                 part = part.drop_columns([_HASH]).append_column(_BUCKET, pa.array(buckets, pa.int32()))
                 jobs += [(self.writer(pbytes, bucket), part, idx) for (bucket,), idx in group_indices(part, [_BUCKET])]
         else:
-            rows = rows.append_column(_BUCKET, pa.array(binary_row.bucket_of(hashes, self.total_buckets), pa.int32()))
+            buckets = bucket_ids([rows.column(k) for k in key_names], self.bucket_key_types, self.total_buckets,
+                                 function)
+            rows = rows.append_column(_BUCKET, pa.array(buckets, pa.int32()))
             jobs = [(self.writer(codec.to_bytes(key[:-1]), key[-1]), rows, idx)
                     for key, idx in group_indices(rows, list(self.schema.partition_keys) + [_BUCKET])]
         # Buckets are independent (each writer has its own levels, files and deletion vectors;

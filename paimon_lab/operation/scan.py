@@ -17,13 +17,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_lab.core import binary_row
+from paimon_lab.core.bucket_function import bucket_ids
 from paimon_lab.core.manifest import DELETE, DataFileMeta, ManifestColumns, ManifestEntry, ManifestFileMeta
+from paimon_lab.core.options import check_readable
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate
-from paimon_lab.core.schema import check_bucket_mode
+from paimon_lab.core.schema import TableSchema, check_bucket_mode, field_default_values
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
 from paimon_lab.fileindex import INDEX_FILE_SUFFIX, FileIndexReader
 from paimon_lab.io.file_io import join
+from paimon_lab.errors import OptionError, SnapshotNotExistError
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -209,16 +212,15 @@ class FileStoreScan:
         if combos > 1_000_000:
             return None
 
+        function = schema.core.get("bucket-function.type")
+        columns = []
         try:
-            if combos == 0:
-                hashes = np.zeros(0, dtype=np.int32)
-            else:
+            if combos > 0:
                 grids = np.meshgrid(*[np.arange(len(values[k])) for k in keys], indexing="ij")
                 columns = []
                 for k, f, grid in zip(keys, fields, grids):
                     column = pa.array(sorted(values[k]), f.type.to_arrow())
                     columns.append(column.take(pa.array(grid.reshape(-1))))
-                hashes = binary_row.hash_codes(columns, [f.type for f in fields])
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
             return None
         cache: dict[int, set[int]] = {}
@@ -228,7 +230,8 @@ class FileStoreScan:
                 return None
             got = cache.get(total_buckets)
             if got is None:
-                got = cache[total_buckets] = set(binary_row.bucket_of(hashes, total_buckets).tolist())
+                got = cache[total_buckets] = set(bucket_ids(columns, [f.type for f in fields], total_buckets,
+                                                            function).tolist()) if columns else set()
             return got
 
         return select
@@ -400,13 +403,65 @@ def _pinned_values(pred: Predicate, names: set[str]) -> dict[str, set]:
     return {}
 
 
+def pushdown_predicate(schema: TableSchema, predicate: Predicate | None) -> Predicate | None:
+    """The part of a filter that may prune files and rows: not the columns with a default value
+    (files hold NULL where a read shows the default; Java drops them from the pushed filter too)."""
+    defaults = field_default_values(schema)
+    if predicate is None or not defaults:
+        return predicate
+    return predicate.restrict(set(schema.field_names) - set(defaults))
+
+
 def plan_splits(store: "FileStore", snap: Snapshot, pred: Predicate | None, read_optimized: bool = False) -> list[DataSplit]:
     """The splits a read of ``snap`` touches; ``read_optimized``: only the top level of a
     primary-key table (Paimon's ``$ro``), which needs no merging."""
-    splits = FileStoreScan(store).plan(snap, pred)
+    check_readable(store.schema.options)
+    splits = FileStoreScan(store).plan(snap, pushdown_predicate(store.schema, pred))
     if read_optimized and store.schema.primary_keys:
         top = store.num_levels - 1
         splits = [DataSplit(s.partition, s.bucket, [f for f in s.files if f.level == top], s.snapshot_id, s.snapshot)
                   for s in splits]
         splits = [s for s in splits if s.files]
     return splits
+
+
+@dataclass(frozen=True)
+class ScanTarget:
+    """What a batch read of a table reads when the caller names no snapshot: set by the table's own
+    scan options (Java applies ``scan.*`` and ``incremental-between`` table options to every read)."""
+    snapshot_id: int | None = None
+    tag: str | None = None
+    timestamp_millis: int | None = None
+    incremental: tuple[int, int] | None = None
+
+
+def table_scan_target(store: FileStore) -> ScanTarget:
+    """The :class:`ScanTarget` of the table's options (all None: the latest snapshot)."""
+    core = store.schema.core
+    mode = core.get("scan.mode")
+    between = core.get("incremental-between")
+    if between is not None:
+        parts = [p.strip() for p in between.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise OptionError("'incremental-between' takes 'start,end' (snapshot ids or tag names)")
+        ids = [int(p) if p.isdigit() else store.tag_manager.get(p).snapshot.id for p in parts]
+        return ScanTarget(incremental=(ids[0], ids[1]))
+    if mode == "incremental":
+        raise OptionError("scan.mode 'incremental' needs 'incremental-between'")
+    target = ScanTarget(core.get("scan.snapshot-id"), core.get("scan.tag-name"), core.get("scan.timestamp-millis"))
+    version = core.get("scan.version")
+    if version is not None:  # Java: a tag of that name first, else a snapshot id
+        if store.tag_manager.exists(version) or not version.strip().isdigit():
+            target = ScanTarget(tag=version)
+        else:
+            target = ScanTarget(snapshot_id=int(version))
+    if mode == "compacted-full":
+        compacted = [s.id for s in store.snapshot_manager.snapshots() if s.commit_kind == "COMPACT"]
+        if not compacted:
+            raise SnapshotNotExistError("scan.mode 'compacted-full': the table has no COMPACT snapshot")
+        return ScanTarget(snapshot_id=compacted[-1])
+    if mode in ("from-snapshot", "from-snapshot-full") and target.snapshot_id is None and target.tag is None:
+        raise OptionError(f"scan.mode '{mode}' needs 'scan.snapshot-id' or 'scan.tag-name'")
+    if mode == "from-timestamp" and target.timestamp_millis is None:
+        raise OptionError("scan.mode 'from-timestamp' needs 'scan.timestamp-millis'")
+    return target

@@ -11,8 +11,8 @@ from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import DataFileMeta
 from paimon_lab.utils.parallel import WORKERS, thread_map
 from paimon_lab.core.predicate import Predicate, filter_table
-from paimon_lab.operation.scan import DataSplit, plan_splits
-from paimon_lab.core.schema import TableSchema
+from paimon_lab.operation.scan import DataSplit, plan_splits, pushdown_predicate
+from paimon_lab.core.schema import TableSchema, field_default_values
 from paimon_lab.fileindex import FileIndexReader
 from paimon_lab.mergetree.compact_rewriter import BucketFiles, drop_retracts, merge_order, merge_sorted
 from paimon_lab.mergetree.reader import MergeReader, supports_fast_merge
@@ -31,9 +31,17 @@ class TableRead:
         self.store = store
         self.schema: TableSchema = store.schema
         self.columns = list(columns) if columns is not None else self.schema.field_names
+        self.output_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
+        self.defaults = field_default_values(self.schema)
+        self.final_predicate, self.final_limit = None, None
+        if self.defaults and predicate is not None and predicate.columns() & set(self.defaults):
+            # Files hold NULL where the read shows the default: filter on those columns only after
+            # the defaults are in (as Java, which drops them from the pushed-down filter).
+            self.final_predicate, predicate = predicate, pushdown_predicate(self.schema, predicate)
+            self.columns += [c for c in sorted(self.final_predicate.columns()) if c not in self.columns]
+            self.final_limit, limit = limit, None
         self.predicate = predicate
         self.limit = limit
-        self.output_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
         self.inner_threads = True
 
     def _read_file(self, split: DataSplit, file: DataFileMeta) -> pa.Table:
@@ -167,7 +175,17 @@ class TableRead:
         if not self.columns:  # concat_tables loses the row count of tables without columns
             return pa.table({"_": pa.nulls(sum(p.num_rows for p in parts))}).select([])
         result = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-        return result.select(self.columns).cast(self.output_schema)
+        result = result.select(self.columns)
+        if self.defaults:
+            for name, value in self.defaults.items():
+                if name in result.column_names:
+                    i = result.column_names.index(name)
+                    result = result.set_column(i, name, result.column(i).fill_null(value))
+            if self.final_predicate is not None:
+                result = result.filter(self.final_predicate.to_expression())
+            if self.final_limit is not None:
+                result = result.slice(0, self.final_limit)
+        return result.select(self.output_schema.names).cast(self.output_schema)
 
 
 def read_table(store: "FileStore", columns: Sequence[str] | None = None, predicate: Predicate | None = None, *,

@@ -60,6 +60,8 @@ def stream(store: "FileStore", *, mode: str = "latest-full", snapshot_id: int | 
     if mode not in MODES:
         raise PaimonLabError(f"Unknown scan mode '{mode}'; use one of {', '.join(MODES)}")
     sm = store.snapshot_manager
+    if consumer_id is None:
+        consumer_id = store.schema.core.get("consumer-id")  # Java's table option of the same name
     consumers = ConsumerManager(store) if consumer_id else None
     names = list(columns) if columns is not None else store.schema.field_names
     next_id: int | None = None

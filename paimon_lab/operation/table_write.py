@@ -9,7 +9,6 @@ expiration Paimon's committers run after each commit.
 from __future__ import annotations
 
 import time
-import uuid
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -71,7 +70,7 @@ class TableWrite:
     def __init__(self, store: "FileStore", overwrite: bool | dict = False, *, file_uuid: str | None = None,
                  commit_user: str | None = None):
         self.store = store
-        self.commit_user = commit_user or str(uuid.uuid4())
+        self.commit_user = commit_user or store.schema.core.new_commit_user()
         self.overwrite = overwrite
         # None: the table's 'dynamic-partition-overwrite'; False: an overwrite replaces the whole
         # table (or the given partitions), as Spark's static partitionOverwriteMode does.

@@ -568,7 +568,7 @@ class PaimonWriter(DataSourceArrowWriter):
         self.ref = ref
         self.overwrite = overwrite
         self.dynamic = dynamic
-        self.commit_user = str(uuid.uuid4())
+        self.commit_user = ref.open().store.schema.core.new_commit_user()
         self.job = _job_id()
         self.snapshot_id = snapshot_id  # pinned on the driver: every task writes against it
 

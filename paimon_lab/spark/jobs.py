@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import traceback
-import uuid
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from paimon_lab.core import binary_row
+from paimon_lab.core.bucket_function import bucket_ids
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.errors import CommitError, PaimonLabError, TableNotExistError
 from paimon_lab.table import Table
@@ -99,6 +98,7 @@ def bucketed(df: "DataFrame", identifier: str, warehouse: str | None = None, *,
         paimon_types = [f.type for f in schema.fields_of(keys)]
         arrow = schema.arrow_schema()
         arrow_types = [arrow.field(k).type for k in keys]
+        function = schema.core.get("bucket-function.type")
 
         def add_bucket(batches):
             for b in batches:
@@ -107,7 +107,7 @@ def bucketed(df: "DataFrame", identifier: str, warehouse: str | None = None, *,
                 else:
                     # Hash the values as the table stores them (an INT key hashes differently as BIGINT).
                     cols = [b.column(k).cast(t) for k, t in zip(keys, arrow_types)]
-                    buckets = binary_row.bucket_of(binary_row.hash_codes(cols, paimon_types), num_buckets)
+                    buckets = bucket_ids(cols, paimon_types, num_buckets, function)
                 yield b.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
 
         out = StructType(list(df.schema.fields) + [StructField(BUCKET_COLUMN, IntegerType(), False)])
@@ -209,7 +209,7 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
     # Biggest buckets first, dealt round-robin: tasks get similar amounts of data.
     jobs.sort(key=lambda j: -sum(f.file_size for f in j[3]))
     slices = [jobs[i::n] for i in range(n)]
-    commit_user = str(uuid.uuid4())
+    commit_user = table.store.schema.core.new_commit_user()
 
     def run(it):
         for chunk in it:

@@ -124,7 +124,7 @@ def commit_statistics(store: "FileStore", stats_file: str, commit_user: str | No
     """Commit an ANALYZE snapshot naming ``stats_file``: the latest snapshot's files unchanged
     (base = its base + delta manifests, an empty delta), as Java's ``commitStatistics``."""
 
-    user = commit_user or str(uuid.uuid4())
+    user = commit_user or store.schema.core.new_commit_user()
     retries = max_retries if max_retries is not None else store.schema.core.get("commit.max-retries")
     mio = store.manifest_io
     for attempt in range(retries + 1):
