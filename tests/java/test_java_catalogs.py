@@ -1,0 +1,115 @@
+"""Java Paimon's JDBC catalog on the database paimon-lab's JdbcCatalog uses, and our consumers
+under Java's snapshot expiration (issue #17, item 5).
+
+JDBC: both catalogs on one PostgreSQL database (the server of tests/_servers.py) and one catalog
+key. Java's ``JdbcCatalog`` (in both Paimon bundles) runs through the oracle's
+``PAIMON_ORACLE_CATALOG`` options with PostgreSQL's JDBC driver on its classpath: Debian's
+``libpostgresql-jdbc-java`` (``/usr/share/java/postgresql.jar``; .ci/run installs it; no PyPI
+package ships a PostgreSQL, SQLite or Derby network driver jar we found, and Derby's embedded
+mode in pyspark's jars locks the database to one process, so we could not share it). Java reads a
+table paimon-lab registered, paimon-lab lists and reads a table Java created, and a table
+directory nobody registered is not a table to Java either.
+
+Consumers: Java expires snapshots after each of its commits (``snapshot.num-retained.*``) and must
+keep every snapshot from our ``consumer/consumer-<id>`` on; it does, and expires them once we
+drop the consumer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import pyarrow as pa
+import pytest
+
+from paimon_lab import Catalog
+from paimon_lab.catalog import JdbcCatalog
+from paimon_lab.store.consumer import ConsumerManager
+from _servers import shared_postgres
+
+VERSIONS = ("0.9", "1.0") if os.environ.get("PAIMON_JAVA_ORACLE_FULL") else ("0.9",)
+IDS = [f"java{v}" for v in VERSIONS]
+PG_DRIVER = "/usr/share/java/postgresql.jar"
+SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
+
+
+def _rows(start: int, n: int) -> pa.Table:
+    return pa.table({"k": pa.array(range(start, start + n), pa.int64()),
+                     "v": [f"v{i}" for i in range(start, start + n)]}, schema=SCHEMA)
+
+
+@pytest.fixture
+def java_jdbc(jo, oracle, tmp_path, monkeypatch):
+    """``use(version, pg_uri, key)``: from then on every oracle call of this test goes through
+    Java's JdbcCatalog on that database and catalog key (an oracle home beside the built one,
+    whose classpath also holds the PostgreSQL driver)."""
+    def use(version: str, pg_uri: str, key: str) -> None:
+        oracle(version)
+        if not os.path.exists(PG_DRIVER):
+            if os.environ.get("CI"):
+                pytest.fail(f"{PG_DRIVER} missing (apt-get install libpostgresql-jdbc-java)")
+            pytest.skip(f"{PG_DRIVER} missing (apt-get install libpostgresql-jdbc-java)")
+        built = os.path.join(jo.home(), version)
+        home = tmp_path / "oracle-home"
+        (home / version).mkdir(parents=True)
+        os.symlink(os.path.join(built, "classes"), home / version / "classes")
+        with open(os.path.join(built, "classpath")) as f:
+            (home / version / "classpath").write_text(f.read().strip() + os.pathsep + PG_DRIVER)
+        monkeypatch.setenv("PAIMON_ORACLE_HOME", str(home))
+        # postgresql://user@host:port/db -> jdbc:postgresql://host:port/db with jdbc.user
+        user, rest = pg_uri.split("://", 1)[1].split("@", 1)
+        monkeypatch.setenv("PAIMON_ORACLE_CATALOG", json.dumps(
+            {"metastore": "jdbc", "uri": f"jdbc:postgresql://{rest}", "jdbc.user": user, "catalog-key": key}))
+    return use
+
+
+@pytest.mark.compat("catalog", "JDBC catalog (PostgreSQL)", "both")
+@pytest.mark.parametrize("version", VERSIONS, ids=IDS)
+def test_java_jdbc_catalog_shares_our_database(jo, java_jdbc, wh, version):
+    pg = shared_postgres()
+    key = f"j{uuid.uuid4().hex[:10]}"
+    java_jdbc(version, pg, key)
+    with JdbcCatalog(pg, wh, catalog_key=key) as ours:
+        ours.create_database("db")
+        t = ours.create_table("db.ours", SCHEMA, primary_keys=["k"], options={"bucket": "2"})
+        t.write(_rows(0, 50))
+        Catalog(wh).create_table("db.unregistered", SCHEMA)  # a directory, not in the catalog database
+
+        assert jo.sort_rows(jo.read(wh, "db.ours", version=version), "k") == \
+            jo.sort_rows(jo.canonical(_rows(0, 50)), "k")
+        with pytest.raises(jo.OracleError, match="not exist"):
+            jo.read(wh, "db.unregistered", version=version)
+
+        jo.create(wh, "db.theirs", SCHEMA, primary_keys=["k"], options={"bucket": "1"}, version=version)
+        jo.write(wh, "db.theirs", _rows(100, 30), version=version)
+        assert ours.list_tables("db") == ["ours", "theirs"]
+        assert ours.get_table("db.theirs").to_arrow().sort_by("k") == _rows(100, 30)
+        assert not ours.table_exists("db.unregistered")
+
+
+@pytest.mark.compat("append", "consumer protects snapshots from Java's expiration", "lab writes, Java expires/reads")
+@pytest.mark.parametrize("version", VERSIONS, ids=IDS)
+def test_java_expiration_keeps_our_consumers_snapshots(jo, oracle, lab, wh, version):
+    oracle(version)
+    t = lab.create_table("db.t", SCHEMA, options={"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2",
+                                                  "bucket": "1", "bucket-key": "k"})
+    t.write(_rows(0, 10))
+    ConsumerManager(t.store).record("reader-1", 2)  # it has read snapshot 1, reads 2 next
+    for i in range(1, 5):
+        t.write(_rows(10 * i, 10))
+    t.expire_snapshots(retain_max=1)  # ours keeps 2.. too
+    ids = lambda: [s.id for s in lab.get_table("db.t").snapshots()]  # noqa: E731
+    assert ids() == list(range(2, ids()[-1] + 1))
+
+    jo.write(wh, "db.t", _rows(50, 10), version=version)  # Java expires after its commit
+    assert ids() == list(range(2, ids()[-1] + 1)) and ids()[-1] > 6
+    expected = jo.sort_rows(jo.canonical(_rows(0, 20)), "k")
+    assert jo.sort_rows(jo.read(wh, "db.t", snapshot=2, version=version), "k") == expected
+
+    ConsumerManager(t.store).delete("reader-1")
+    jo.write(wh, "db.t", _rows(60, 10), version=version)  # now Java keeps only its two latest
+    assert ids() == [ids()[-1] - 1, ids()[-1]]
+    expected = jo.sort_rows(jo.canonical(_rows(0, 70)), "k")
+    assert jo.sort_rows(jo.read(wh, "db.t", version=version), "k") == expected
