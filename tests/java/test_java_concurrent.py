@@ -26,6 +26,7 @@ import os
 import threading
 import time
 from decimal import Decimal
+from functools import partial
 
 import pyarrow as pa
 import pytest
@@ -112,12 +113,12 @@ def test_concurrent_commits(jo, oracle, lab, wh, version):
             latest = lab.get_table("db.t").latest_snapshot()
             start = latest.id if latest else 0
             if phase == "java-compacts":
-                thread, errors = _in_background(lambda: jo.compact(wh, "db.t", options={"write-only": "false"},
-                                                                   version=version))
+                thread, errors = _in_background(partial(jo.compact, wh, "db.t", options={"write-only": "false"},
+                                                        version=version))
             else:
                 java_rows, java_kinds = theirs.batch(f"j{r}{phase[0]}", new=30, updates=10, deletes=5)
-                thread, errors = _in_background(lambda: jo.write(wh, "db.t", _table(java_rows), row_kinds=java_kinds,
-                                                                 version=version))
+                thread, errors = _in_background(partial(jo.write, wh, "db.t", _table(java_rows),
+                                                        row_kinds=java_kinds, version=version))
             t = lab.get_table("db.t")
             if phase == "lab-compacts":
                 assert t.compact(full=True) is not None
