@@ -175,7 +175,10 @@ def test_mixed_writers_merge_engines(jo, oracle, lab, wh, version, name):
                      options=options)
     state: dict = {}
     seen: set = set()
-    expected = lambda: jo.sort_rows(jo.canonical(pa.Table.from_pylist(list(state.values()), schema=schema)))  # noqa: E731
+
+    def expected() -> list[dict]:
+        return jo.sort_rows(jo.canonical(pa.Table.from_pylist(list(state.values()), schema=schema)))
+
     for r in range(MERGE_ROUNDS):
         rows = _merge_round(name, r, seen)
         data = pa.Table.from_pylist(rows, schema=schema)
