@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from . import compat
+
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VERSIONS = ("0.9", "1.0")
@@ -78,3 +80,27 @@ def java09(jo):
     """Only Paimon 0.9 (the oldest reader we promise), for the costlier tests."""
     _ensure(jo, "0.9")
     return "0.9"
+
+
+# ----------------------------------------------------------- the README's compatibility table
+
+def pytest_configure(config):
+    path = os.environ.get(compat.ENV)
+    if path:
+        config._java_compat = compat.Recorder(path)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    made = yield
+    recorder = getattr(item.config, "_java_compat", None)
+    row = compat.row_of(item) if recorder is not None else None
+    result = compat.outcome(made.get_result()) if row is not None else None
+    if result is not None:
+        recorder.add(row, result)
+
+
+def pytest_sessionfinish(session):
+    recorder = getattr(session.config, "_java_compat", None)
+    if recorder is not None and recorder.results:
+        recorder.save()

@@ -97,7 +97,7 @@ def _in_background(fn) -> tuple[threading.Thread, list]:
     return thread, errors
 
 
-@pytest.mark.compat("primary-key", "concurrent commits (write, compact)", "both")
+@pytest.mark.compat("mixed writers", "pk: concurrent commits (writes, compactions)", "at the same time")
 @pytest.mark.parametrize("version", VERSIONS, ids=[f"java{v}" for v in VERSIONS])
 def test_concurrent_commits(jo, oracle, lab, wh, version):
     oracle(version)

@@ -217,6 +217,7 @@ PARAMS = [pytest.param(v, c, id=f"java{v}-{c.id}",
           for v in VERSIONS for c in CASES]
 
 
+@pytest.mark.compat("primary-key", "{case.id}", "both")
 @pytest.mark.parametrize("version,case", PARAMS)
 def test_merge_engine_both_ways(jo, oracle, lab, wh, version, case):
     oracle(version)

@@ -74,6 +74,7 @@ PARAMS = [pytest.param(v, name, id=f"java{v}-{name}",
           for v in VERSIONS for name in TABLES]
 
 
+@pytest.mark.compat("mixed writers", "{name}", "in turns")
 @pytest.mark.parametrize("version,name", PARAMS)
 def test_mixed_writers(jo, oracle, lab, wh, version, name):
     oracle(version)
@@ -163,7 +164,7 @@ def _merge_model(name: str, state: dict, rows: list[dict]) -> None:
 MERGE_PARAMS = [pytest.param(v, name, id=f"java{v}-{name}") for v in VERSIONS for name in MERGE_TABLES]
 
 
-@pytest.mark.compat("primary-key", "mixed writers: {name}", "both")
+@pytest.mark.compat("mixed writers", "{name}", "in turns")
 @pytest.mark.parametrize("version,name", MERGE_PARAMS)
 def test_mixed_writers_merge_engines(jo, oracle, lab, wh, version, name):
     """Partial-update with a sequence group, and aggregation: the sides write in turns (Java
