@@ -1,14 +1,16 @@
 """Java Paimon's JDBC catalog on the database paimon-lab's JdbcCatalog uses, and our consumers
 under Java's snapshot expiration (issue #17, item 5).
 
-JDBC: both catalogs on one PostgreSQL database (the server of tests/_servers.py) and one catalog
-key. Java's ``JdbcCatalog`` (in both Paimon bundles) runs through the oracle's
-``PAIMON_ORACLE_CATALOG`` options with PostgreSQL's JDBC driver on its classpath: Debian's
-``libpostgresql-jdbc-java`` (``/usr/share/java/postgresql.jar``, a pure-Java jar; .ci/run installs
-it). pyspark's jars hold only Derby's embedded driver, which locks the database to one process,
-so paimon-lab could not share it; PyPI's list of package names shows no PostgreSQL or SQLite
-driver jar package. Java reads a table paimon-lab registered, paimon-lab lists and reads a table Java created, and a table
-directory nobody registered is not a table to Java either.
+JDBC: both catalogs on one database (PostgreSQL, the server of tests/_servers.py, or an SQLite
+file) and one catalog key. Java's ``JdbcCatalog`` (in both Paimon bundles) runs through the
+oracle's ``PAIMON_ORACLE_CATALOG`` options with the database's JDBC driver on its classpath:
+Debian's ``libpostgresql-jdbc-java`` and ``libxerial-sqlite-jdbc-java`` (.ci/run installs them;
+see ``java_jdbc`` in conftest.py). pyspark's jars hold only Derby's embedded driver, which locks
+the database to one process, so paimon-lab could not share it; PyPI's list of package names
+shows no PostgreSQL or SQLite driver jar package. Java reads a table paimon-lab registered,
+paimon-lab lists and reads a table Java created, and a table directory nobody registered is not a
+table to Java either. (Java 0.9/1.0's JDBC commit lock works on neither database: see
+test_java_concurrent.py.)
 
 Consumers: Java expires snapshots after each of its commits (``snapshot.num-retained.*``) and must
 keep every snapshot from our ``consumer/consumer-<id>`` on; it does, and expires them once we
@@ -17,7 +19,6 @@ drop the consumer.
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 
@@ -31,7 +32,6 @@ from paimon_lab.store.consumer import ConsumerManager
 
 VERSIONS = ("0.9", "1.0") if os.environ.get("PAIMON_JAVA_ORACLE_FULL") else ("0.9",)
 IDS = [f"java{v}" for v in VERSIONS]
-PG_DRIVER = "/usr/share/java/postgresql.jar"
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
 
 
@@ -40,35 +40,11 @@ def _rows(start: int, n: int) -> pa.Table:
                      "v": [f"v{i}" for i in range(start, start + n)]}, schema=SCHEMA)
 
 
-@pytest.fixture
-def java_jdbc(jo, oracle, tmp_path, monkeypatch):
-    """``use(version, pg_uri, key)``: from then on every oracle call of this test goes through
-    Java's JdbcCatalog on that database and catalog key (an oracle home beside the built one,
-    whose classpath also holds the PostgreSQL driver)."""
-    def use(version: str, pg_uri: str, key: str) -> None:
-        oracle(version)
-        if not os.path.exists(PG_DRIVER):
-            if os.environ.get("CI"):
-                pytest.fail(f"{PG_DRIVER} missing (apt-get install libpostgresql-jdbc-java)")
-            pytest.skip(f"{PG_DRIVER} missing (apt-get install libpostgresql-jdbc-java)")
-        built = os.path.join(jo.home(), version)
-        home = tmp_path / "oracle-home"
-        (home / version).mkdir(parents=True)
-        os.symlink(os.path.join(built, "classes"), home / version / "classes")
-        with open(os.path.join(built, "classpath")) as f:
-            (home / version / "classpath").write_text(f.read().strip() + os.pathsep + PG_DRIVER)
-        monkeypatch.setenv("PAIMON_ORACLE_HOME", str(home))
-        # postgresql://user@host:port/db -> jdbc:postgresql://host:port/db with jdbc.user
-        user, rest = pg_uri.split("://", 1)[1].split("@", 1)
-        monkeypatch.setenv("PAIMON_ORACLE_CATALOG", json.dumps(
-            {"metastore": "jdbc", "uri": f"jdbc:postgresql://{rest}", "jdbc.user": user, "catalog-key": key}))
-    return use
-
-
-@pytest.mark.compat("catalog", "JDBC catalog (PostgreSQL)", "both")
+@pytest.mark.compat("catalog", "JDBC catalog ({backend})", "both")
+@pytest.mark.parametrize("backend", ["PostgreSQL", "SQLite"])
 @pytest.mark.parametrize("version", VERSIONS, ids=IDS)
-def test_java_jdbc_catalog_shares_our_database(jo, java_jdbc, wh, version):
-    pg = shared_postgres()
+def test_java_jdbc_catalog_shares_our_database(jo, java_jdbc, wh, tmp_path, version, backend):
+    pg = shared_postgres() if backend == "PostgreSQL" else f"sqlite:///{tmp_path}/catalog.db"
     key = f"j{uuid.uuid4().hex[:10]}"
     java_jdbc(version, pg, key)
     with JdbcCatalog(pg, wh, catalog_key=key) as ours:

@@ -14,9 +14,12 @@ of a complete temp file, which fails if the name exists (FileIO.try_create). Jav
 under a lock that is only JVM-wide. So a snapshot Java committed first is never overwritten by
 us, and Java never overwrites one we committed before its ``exists()`` check; the one interleaving
 not excluded is our ``link`` landing between Java's ``exists()`` and its ``rename`` (a window of
-microseconds), where Java's rename replaces our snapshot file. Only a catalog lock shared by both
-sides (Java's ``lock.enabled`` with a Hive or JDBC catalog) closes that window; plain filesystem
-warehouses get Java's own guarantee between two JVMs, which is no better.
+microseconds), where Java's rename replaces our snapshot file. Java's own writers have the same
+window among themselves. Only a lock both sides hold would close it, and there is none to share
+with Java 0.9/1.0: their JdbcCatalog locks (``lock.enabled``) only on MySQL, which paimon-lab's
+JDBC catalog does not support, and on SQLite, where Java fails on its own ("SQLITE_BUSY: database
+is locked" at its first commit, even with no other client); a Hive catalog's lock is the
+metastore's, which paimon-lab does not take.
 """
 
 from __future__ import annotations
