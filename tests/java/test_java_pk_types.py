@@ -1,9 +1,11 @@
 """Every data type as the value columns of a primary-key table, and keys of several types, in
 Parquet, ORC and Avro, between Java Paimon and paimon-lab (issue #17, item 1).
 
-The key is (id BIGINT, kstr VARCHAR, kdate DATE, kdec DECIMAL, kts TIMESTAMP(6), ksmall SMALLINT),
-all derived from ``id``, over three buckets hashed on the whole key: a key whose bucket we
-computed differently from Java would show up twice after the other side upserts it. The value
+The key is ``id`` BIGINT and a column of every other type Java allows in a key (any but ARRAY,
+MAP, ROW, MULTISET: strings, CHAR, BINARY/VARBINARY, DATE, small and large DECIMAL, TIMESTAMP and
+LTZ, TIME, BOOLEAN, TINYINT/SMALLINT, FLOAT/DOUBLE), all derived from ``id``, over three buckets
+hashed on the whole key: a key whose bucket we computed differently from Java would show up twice
+after the other side upserts it. The value
 columns are those of the all-types table (java_rows.ALL_TYPES: small and large DECIMALs,
 TIMESTAMP 0/3/6/9 and LTZ, TIME, CHAR/VARCHAR/BINARY/BYTES, nested ARRAY/MAP/ROW, NULLs in every
 nullable column). One chain per format, three JVM calls:
@@ -29,7 +31,11 @@ import pytest
 from .java_rows import all_types_fields, all_types_rows, arrow_schema, lab_fields
 
 KEY_FIELDS = [("kstr", "VARCHAR(24) NOT NULL"), ("kdate", "DATE NOT NULL"), ("kdec", "DECIMAL(12, 3) NOT NULL"),
-              ("kts", "TIMESTAMP(6) NOT NULL"), ("ksmall", "SMALLINT NOT NULL")]
+              ("kts", "TIMESTAMP(6) NOT NULL"), ("ksmall", "SMALLINT NOT NULL"), ("kbool", "BOOLEAN NOT NULL"),
+              ("ktiny", "TINYINT NOT NULL"), ("kfloat", "FLOAT NOT NULL"), ("kdouble", "DOUBLE NOT NULL"),
+              ("kchar", "CHAR(4) NOT NULL"), ("kbin", "BINARY(3) NOT NULL"), ("kbytes", "VARBINARY(8) NOT NULL"),
+              ("kltz", "TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL"), ("ktime", "TIME(3) NOT NULL"),
+              ("kbig", "DECIMAL(30, 2) NOT NULL")]
 PRIMARY_KEYS = ["id"] + [n for n, _ in KEY_FIELDS]
 N = 1_500
 
@@ -60,6 +66,16 @@ def _rows(fmt: str, ids, seed: int, java_writes: bool = False) -> pa.Table:
         "kts": pa.array([base + dt.timedelta(seconds=int(k), microseconds=int(k) * 7)
                          for k in ids], pa.timestamp("us")),
         "ksmall": pa.array((ids % 3000 - 1500).astype(np.int16)),
+        "kbool": pa.array(ids % 3 == 0),
+        "ktiny": pa.array((ids % 200 - 100).astype(np.int8)),
+        "kfloat": pa.array((ids % 97 - 48).astype(np.float32) / 4),
+        "kdouble": pa.array(ids * -1.5e-3),
+        "kchar": pa.array([f"c{k % 50}" for k in ids.tolist()]),
+        "kbin": pa.array([bytes([k % 256, (k // 256) % 256, 7]) for k in ids.tolist()], pa.binary()),
+        "kbytes": pa.array([bytes(range(k % 9)) for k in ids.tolist()], pa.binary()),
+        "kltz": pa.array(ids * 86_400_123 - 10**12 * (1 if base.year < 1970 else 0), pa.timestamp("ms", "UTC")),
+        "ktime": pa.array((ids * 3_600_007 % 86_400_000).astype(np.int32), pa.time32("ms")),
+        "kbig": pa.array([Decimal(int(k) * 10**18 + 5).scaleb(-2) for k in ids], pa.decimal128(30, 2)),
     }
     cols = [keys[n] if n in keys else values.column(n) for n in schema.names]
     return pa.Table.from_arrays([c.cast(f.type) for c, f in zip(cols, schema)], schema=schema)
