@@ -67,6 +67,8 @@ DATA_FILE_FIELDS = [
     {"name": "_EXTERNAL_PATH", "type": _opt("string"), "default": None},
     {"name": "_FIRST_ROW_ID", "type": _opt("long"), "default": None},
     {"name": "_WRITE_COLS", "type": _opt(_STRINGS), "default": None},
+    # per column of _WRITE_COLS, its highest sequence number (Paimon after 2.0; no release writes it yet)
+    {"name": "_WRITE_COLS_SEQUENCES", "type": _opt({"type": "array", "items": "long"}), "default": None},
 ]
 MANIFEST_ENTRY_SCHEMA = fastavro.parse_schema({
     "type": "record", "name": "record", "namespace": _NS, "fields": [
@@ -147,6 +149,7 @@ class DataFileMeta:
     external_path: str | None = None
     first_row_id: int | None = None
     write_cols: tuple[str, ...] | None = None
+    write_cols_sequences: tuple[int, ...] | None = None
 
     @property
     def format(self) -> str:
@@ -164,6 +167,8 @@ class DataFileMeta:
             "_VALUE_STATS_COLS": list(self.value_stats_cols) if self.value_stats_cols is not None else None,
             "_EXTERNAL_PATH": self.external_path, "_FIRST_ROW_ID": self.first_row_id,
             "_WRITE_COLS": list(self.write_cols) if self.write_cols is not None else None,
+            "_WRITE_COLS_SEQUENCES": (list(self.write_cols_sequences) if self.write_cols_sequences is not None
+                                      else None),
         }
 
     @staticmethod
@@ -173,6 +178,7 @@ class DataFileMeta:
             created = int(created.replace(tzinfo=created.tzinfo or timezone.utc).timestamp() * 1000)
         cols = rec.get("_VALUE_STATS_COLS")
         wcols = rec.get("_WRITE_COLS")
+        wseqs = rec.get("_WRITE_COLS_SEQUENCES")
         return DataFileMeta(
             file_name=rec["_FILE_NAME"], file_size=rec["_FILE_SIZE"], row_count=rec["_ROW_COUNT"],
             min_key=rec["_MIN_KEY"], max_key=rec["_MAX_KEY"],
@@ -185,6 +191,7 @@ class DataFileMeta:
             value_stats_cols=tuple(cols) if cols is not None else None,
             external_path=rec.get("_EXTERNAL_PATH"), first_row_id=rec.get("_FIRST_ROW_ID"),
             write_cols=tuple(wcols) if wcols is not None else None,
+            write_cols_sequences=tuple(wseqs) if wseqs is not None else None,
         )
 
 

@@ -132,11 +132,14 @@ class MergeTreeWriter:
         if not self.owner.write_only and not self.owner.compact_at_commit:
             self.compact(full=False)
 
-    def _write_changelog(self, kv: pa.Table) -> list[DataFileMeta]:
+    def _write_changelog(self, kv: pa.Table, level: int = 0) -> list[DataFileMeta]:
+        """Changelog files: level 0 for the input producer; a compaction's changelog carries the
+        compaction's output level, as Java's does (Java's batch scans of deletion-vector and
+        first-row tables skip level-0 files, its changelog reads included)."""
         if kv.num_rows == 0:
             return []
         s = self.owner
-        return self.layout.write_sorted(s.store.file_io, kv, s.core, 0, self._next_changelog_path,
+        return self.layout.write_sorted(s.store.file_io, kv, s.core, level, self._next_changelog_path,
                                         indexer=s.store.file_indexer)
 
     # ------------------------------------------------------------------ compaction
@@ -226,7 +229,8 @@ class MergeTreeWriter:
         level0 = [f for f in files if f.level == 0]
         if owner.changelog_producer == "lookup" and level0:
             upper = [f for f in self.levels.all_files() if f.level > 0]
-            self._lookup_changelog(self.files.read(level0, self.dvs), self.files.read(upper, self.dvs))
+            self._lookup_changelog(self.files.read(level0, self.dvs), self.files.read(upper, self.dvs),
+                                   output_level)
         if owner.merge_fn.engine == "first-row" and level0:
             merged, written = self._first_row_lift(files, level0, output_level, drop_delete)
         else:
@@ -234,7 +238,7 @@ class MergeTreeWriter:
                                                     need_merged=before_top is not None)
         if before_top is not None:
             self.compact_changelog += self._write_changelog(
-                diff_changelog(self.layout, before_top, drop_retracts(merged), owner.row_deduplicate))
+                diff_changelog(self.layout, before_top, drop_retracts(merged), owner.row_deduplicate), output_level)
         self._replace(files, written)
 
     def _first_row_lift(self, files: list[DataFileMeta], level0: list[DataFileMeta], output_level: int,
@@ -293,7 +297,7 @@ class MergeTreeWriter:
         old = concat_kv(old_parts, layout.arrow_schema)
         merged = drop_retracts(merge_sorted(layout, self.owner.merge_fn, concat_kv([old, unit_kv], layout.arrow_schema)))
         if self.owner.changelog_producer == "lookup":
-            self._lookup_changelog(level0_kv, concat_kv([old, unit_upper_kv], layout.arrow_schema))
+            self._lookup_changelog(level0_kv, concat_kv([old, unit_upper_kv], layout.arrow_schema), unit.output_level)
         self._replace(unit.files, self.rewriter.write(merged, unit.output_level))
 
     def _dv_index_changes(self) -> list:
@@ -316,7 +320,7 @@ class MergeTreeWriter:
             changes.append(self.dv_entry)
         return changes
 
-    def _lookup_changelog(self, level0_kv: pa.Table, older_kv: pa.Table) -> None:
+    def _lookup_changelog(self, level0_kv: pa.Table, older_kv: pa.Table, output_level: int) -> None:
         """Lookup changelog producer: for every key in the level-0 rows being lifted, compare its
         merged value in the older levels with its value after the level-0 rows are applied."""
         if level0_kv.num_rows == 0:
@@ -329,7 +333,7 @@ class MergeTreeWriter:
         before = drop_retracts(merge_sorted(layout, fn, older_kv))
         after = drop_retracts(merge_sorted(layout, fn, concat_kv([older_kv, level0_kv], layout.arrow_schema)))
         self.compact_changelog += self._write_changelog(
-            diff_changelog(layout, before, after, self.owner.row_deduplicate))
+            diff_changelog(layout, before, after, self.owner.row_deduplicate), output_level)
 
     # ------------------------------------------------------------------ commit
     def prepare_commit(self, full_compaction: bool) -> CommitMessage:

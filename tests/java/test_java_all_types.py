@@ -56,6 +56,7 @@ if os.environ.get("PAIMON_JAVA_ORACLE_FULL"):
 IDS = [f"java{v}-{f}" for v, f in CASES]
 
 
+@pytest.mark.compat("append", "every type ({fmt})", "lab writes; Java reads, compacts")
 @pytest.mark.parametrize("version,fmt", CASES, ids=IDS)
 def test_java_reads_and_compacts_lab_files(jo, oracle, lab, wh, version, fmt):
     java = oracle(version)
@@ -90,6 +91,7 @@ def test_java_reads_and_compacts_lab_files(jo, oracle, lab, wh, version, fmt):
     _assert_same_arrow(jo, t.to_arrow(), pa.concat_tables([first, second, more]))
 
 
+@pytest.mark.compat("append", "every type ({fmt})", "Java writes; lab reads, compacts")
 @pytest.mark.parametrize("version,fmt", CASES, ids=IDS)
 def test_lab_reads_and_compacts_java_files(jo, oracle, lab, wh, version, fmt):
     java = oracle(version)
@@ -121,6 +123,7 @@ def _assert_same_arrow(jo, got: pa.Table, expected: pa.Table) -> None:
         _assert_same(jo, jo.canonical(got.select(["id", n])), jo.canonical(expected.select(["id", n])))
 
 
+@pytest.mark.compat("append", "TIMESTAMP(9) nested in ROW and ARRAY (Parquet)", "lab writes; Java reads")
 @pytest.mark.parametrize("version", ["0.9", "1.0"], ids=["java0.9", "java1.0"])
 def test_java_reads_nested_nanosecond_timestamps(jo, oracle, lab, wh, version):
     """TIMESTAMP(9) inside a ROW and an ARRAY: nested INT96 columns (dictionary-encoded, while the
@@ -137,6 +140,7 @@ def test_java_reads_nested_nanosecond_timestamps(jo, oracle, lab, wh, version):
     _assert_same(jo, jo.read(wh, "db.t", version=oracle(version)), jo.canonical(data))
 
 
+@pytest.mark.compat("append", "ORC timestamps before 1970 with fractions", "lab writes; Java reads")
 @pytest.mark.xfail(strict=True, reason=(
     "ORC timestamps before 1970 with a fraction of a second: Arrow's ORC adapter splits them into "
     "seconds and nanoseconds with truncating division (seconds rounded toward zero, negative "

@@ -7,6 +7,7 @@ the other reads through it: the same rows, tag by tag and branch by branch.
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 
 from paimon_lab import SchemaChange
 
@@ -23,6 +24,7 @@ def _same(jo, java_rows: list[dict], lab: pa.Table) -> None:
     assert jo.sort_rows(java_rows, "k") == jo.sort_rows(jo.canonical(lab), "k")
 
 
+@pytest.mark.compat("lifecycle", "tags after expiration", "lab writes; Java reads")
 def test_java_reads_lab_tags_after_expiration(jo, java, lab, wh):
     t = lab.create_table("db.t", SCHEMA, primary_keys=["k"], options={"bucket": "2"})
     t.write(_batch(0, 100, "a"))
@@ -37,6 +39,7 @@ def test_java_reads_lab_tags_after_expiration(jo, java, lab, wh):
     _same(jo, jo.read(wh, "db.t", version=java), t.to_arrow())
 
 
+@pytest.mark.compat("lifecycle", "tags", "Java writes; lab reads")
 def test_lab_reads_java_tags(jo, java, lab, wh):
     jo.create(wh, "db.t", FIELDS, primary_keys=["k"], options={"bucket": "2"}, version=java)
     jo.write(wh, "db.t", _batch(0, 100, "a"), version=java)
@@ -48,6 +51,7 @@ def test_lab_reads_java_tags(jo, java, lab, wh):
     _same(jo, jo.read(wh, "db.t", version=java), t.to_arrow())
 
 
+@pytest.mark.compat("lifecycle", "branches", "both")
 def test_branches_both_ways(jo, java, lab, wh):
     t = lab.create_table("db.t", SCHEMA, primary_keys=["k"], options={"bucket": "1"})
     t.write(_batch(0, 20, "main"))
@@ -67,6 +71,7 @@ def test_branches_both_ways(jo, java, lab, wh):
     assert t.to_arrow().sort_by("k").equals(pa.concat_tables([_batch(0, 5, "main2"), _batch(5, 20, "main")]))
 
 
+@pytest.mark.compat("lifecycle", "schema evolution", "lab evolves; Java reads, writes")
 def test_schema_evolution_read_and_continued_by_java(jo, java, lab, wh):
     t = lab.create_table("db.t", pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.int32()),
                                             ("gone", pa.string())]), primary_keys=["k"], options={"bucket": "1"})
@@ -83,6 +88,7 @@ def test_schema_evolution_read_and_continued_by_java(jo, java, lab, wh):
                    {"k": 3, "value": 30, "extra": "e3"}]
 
 
+@pytest.mark.compat("lifecycle", "snapshot expiration", "lab expires; Java writes")
 def test_java_continues_after_lab_expiration(jo, java, lab, wh):
     t = lab.create_table("db.t", SCHEMA, options={"bucket": "-1"})
     for i in range(5):

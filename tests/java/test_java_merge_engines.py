@@ -134,9 +134,7 @@ CASES = [
     Case("deletion-vectors", DEDUP_FIELDS, {"bucket": "2", "deletion-vectors.enabled": "true"}, _dedup_values),
     Case("deletion-vectors-lookup", DEDUP_FIELDS,
          {"bucket": "2", "deletion-vectors.enabled": "true", "changelog-producer": "lookup"}, _dedup_values,
-         changelog=True, slow=True,
-         xfail="Java's incremental changelog read of paimon-lab's commits on a deletion-vector + lookup table is "
-               "empty, while paimon-lab reads 21 changelog rows from them (not yet diagnosed)"),
+         changelog=True, slow=True),
     Case("dynamic-bucket", DEDUP_FIELDS, {"bucket": "-1", "dynamic-bucket.target-row-num": "8"}, _dedup_values),
     Case("cross-partition", DEDUP_FIELDS, {"bucket": "-1", "dynamic-bucket.target-row-num": "8"}, _dedup_values,
          primary_keys=["k"], java_writes=False, moves_partitions=True),
@@ -219,6 +217,7 @@ PARAMS = [pytest.param(v, c, id=f"java{v}-{c.id}",
           for v in VERSIONS for c in CASES]
 
 
+@pytest.mark.compat("primary-key", "{case.id}", "both")
 @pytest.mark.parametrize("version,case", PARAMS)
 def test_merge_engine_both_ways(jo, oracle, lab, wh, version, case):
     oracle(version)

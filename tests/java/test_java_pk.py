@@ -69,6 +69,7 @@ def _keys(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).permutation(n).astype(np.int64)
 
 
+@pytest.mark.compat("primary-key", "60,000 keys, 2 partitions x 3 buckets ({fmt})", "lab writes; Java reads, compacts")
 @pytest.mark.parametrize("fmt", PK_FORMATS)
 def test_java_reads_lab_primary_key_table(jo, java, lab, wh, fmt):
     t = lab.create_table("db.pk", fields=lab_fields(_fields(fmt)), primary_keys=["k", "part"],
@@ -104,6 +105,7 @@ def test_java_reads_lab_primary_key_table(jo, java, lab, wh, fmt):
     model.check(t.to_arrow())
 
 
+@pytest.mark.compat("primary-key", "60,000 keys, 2 partitions x 3 buckets ({fmt})", "Java writes; lab reads, compacts")
 @pytest.mark.parametrize("fmt", PK_FORMATS)
 def test_lab_reads_java_primary_key_table(jo, java, lab, wh, fmt):
     jo.create(wh, "db.pk", _fields(fmt), partition_keys=["part"], primary_keys=["k", "part"],
