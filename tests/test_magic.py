@@ -436,7 +436,8 @@ def test_complete_tables_databases_and_catalogs(shop):
 def test_complete_system_tables_and_procedures(shop):
     assert completions(shop, "%%paimon\nSELECT * FROM t$sn") == [("snapshots", "system table", "sn")]
     assert "audit_log" in names(shop, "%%paimon\nSELECT * FROM shop.orders$")
-    assert names(shop, "%%paimon\nCALL sys.create_") == ["create_branch", "create_tag"]
+    assert names(shop, "%%paimon\nCALL sys.create_") == ["create_branch", "create_tag", "create_tag_from_timestamp",
+                                                           "create_tag_from_watermark"]
     assert completions(shop, "%%paimon\nCALL sys.exp") == [("expire_snapshots", "procedure", "exp")]
     assert "sys.compact" in names(shop, "%%paimon\nCALL ")
 
