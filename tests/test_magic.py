@@ -438,7 +438,7 @@ def test_complete_system_tables_and_procedures(shop):
     assert "audit_log" in names(shop, "%%paimon\nSELECT * FROM shop.orders$")
     assert names(shop, "%%paimon\nCALL sys.create_") == ["create_branch", "create_tag", "create_tag_from_timestamp",
                                                            "create_tag_from_watermark"]
-    assert completions(shop, "%%paimon\nCALL sys.exp") == [("expire_snapshots", "procedure", "exp")]
+    assert completions(shop, "%%paimon\nCALL sys.expire_s") == [("expire_snapshots", "procedure", "expire_s")]
     assert "sys.compact" in names(shop, "%%paimon\nCALL ")
 
 
