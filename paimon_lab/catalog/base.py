@@ -17,6 +17,15 @@ class WarehouseCatalog:
     options: dict[str, str]
     file_io: FileIO
 
+    def close(self) -> None:
+        """Release what the catalog holds open (a database connection, a metastore client)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def _open_warehouse(self, filesystem, lock: CommitLock | None) -> None:
         """The FileIO of the warehouse; a local warehouse directory is created."""
         self.file_io = FileIO(self.warehouse, filesystem, lock)

@@ -154,12 +154,6 @@ class HiveCatalog(WarehouseCatalog):
     def close(self) -> None:
         self.client.close()
 
-    def __enter__(self) -> "HiveCatalog":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def _table_of_path(self, path: str) -> tuple[str, str] | None:
         """(database, table) of a path inside a table directory, for the lock."""
         for location, table in self._locations.items():

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlparse
 
-from paimon_lab.core.options import parse_duration
+from paimon_lab.core.options import option_seconds
 from paimon_lab.errors import CatalogError, HiveMetastoreError, LockTimeoutError, OptionError
 from paimon_lab.io.file_io import CommitLock
 
@@ -154,15 +154,6 @@ class MetastoreClient:
             self._transport = self._client = None
 
 
-def _seconds(options: Mapping[str, str], key: str, default: float) -> float:
-    if key not in options:
-        return default
-    try:
-        return parse_duration(str(options[key])) / 1000.0
-    except ValueError as e:
-        raise OptionError(f"Option '{key}': {e}") from None
-
-
 class HiveCommitLock(CommitLock):
     """The metastore's table lock around a commit, as Java Paimon's ``HiveCatalogLock`` takes it:
     an EXCLUSIVE TABLE-level lock on ``db.table``, polled with ``check_lock`` (sleeps doubling from
@@ -247,8 +238,8 @@ def commit_lock_from_options(client: MetastoreClient, options: Mapping[str, str]
     """The metastore lock the options ask for (None: the FileIO's own)."""
     if not lock_enabled(options, object_store):
         return None
-    return HiveCommitLock(client, table_of, acquire_timeout=_seconds(options, OPT_ACQUIRE_TIMEOUT, 480.0),
-                          check_max_sleep=_seconds(options, OPT_CHECK_MAX_SLEEP, 8.0))
+    return HiveCommitLock(client, table_of, acquire_timeout=option_seconds(options, OPT_ACQUIRE_TIMEOUT, 480.0),
+                          check_max_sleep=option_seconds(options, OPT_CHECK_MAX_SLEEP, 8.0))
 
 
 __all__ = ["MetastoreClient", "HiveCommitLock", "hive_conf", "read_hive_site", "commit_lock_from_options",

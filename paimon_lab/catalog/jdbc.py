@@ -95,12 +95,6 @@ class JdbcCatalog(WarehouseCatalog):
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "JdbcCatalog":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def _table_of_path(self, path: str) -> tuple[str, str] | None:
         """(database, table) of a path inside a table directory, for the lock id."""
         table = table_of_warehouse_path(self.warehouse, path)

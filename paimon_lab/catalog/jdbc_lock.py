@@ -12,7 +12,7 @@ from typing import Callable, Iterator, Mapping
 
 from paimon_lab.errors import JdbcCatalogError, LockTimeoutError, OptionError
 from paimon_lab.io.file_io import CommitLock
-from paimon_lab.core.options import parse_duration
+from paimon_lab.core.options import option_seconds
 from paimon_lab.catalog.identifier import table_of_warehouse_path
 from paimon_lab.catalog.jdbc_connection import JdbcConnection
 
@@ -41,15 +41,6 @@ def create_lock_table(db: JdbcConnection, key_max_length: int = 255) -> None:
         except JdbcCatalogError:
             if "lock_owner" not in db.table_columns(LOCKS):
                 raise
-
-
-def _seconds(options: Mapping[str, str], key: str, default: float) -> float:
-    if key not in options:
-        return default
-    try:
-        return parse_duration(str(options[key])) / 1000.0
-    except ValueError as e:
-        raise OptionError(f"Option '{key}': {e}") from None
 
 
 class JdbcCommitLock(CommitLock):
@@ -161,9 +152,9 @@ def commit_lock_from_options(db: JdbcConnection, catalog_key: str, warehouse: st
         raise OptionError(f"Option '{OPT_KEY_MAX_LENGTH}' must be an integer") from None
     return JdbcCommitLock(
         db, catalog_key, warehouse=warehouse,
-        acquire_timeout=_seconds(options, OPT_ACQUIRE_TIMEOUT, 480.0),
-        check_max_sleep=_seconds(options, OPT_CHECK_MAX_SLEEP, 1.0),
-        expire_seconds=int(_seconds(options, OPT_EXPIRE_TIME, 60.0)),
+        acquire_timeout=option_seconds(options, OPT_ACQUIRE_TIMEOUT, 480.0),
+        check_max_sleep=option_seconds(options, OPT_CHECK_MAX_SLEEP, 1.0),
+        expire_seconds=int(option_seconds(options, OPT_EXPIRE_TIME, 60.0)),
         key_max_length=key_max, table_of=table_of)
 
 

@@ -8,45 +8,20 @@ reads the same layout.
 
 from __future__ import annotations
 
-from paimon_lab.core.snapshot import Snapshot
-from paimon_lab.errors import CorruptFileError, SnapshotNotExistError
-from paimon_lab.io.file_io import FileIO, join
+from paimon_lab.core.snapshot import Snapshot, SnapshotFiles
+from paimon_lab.errors import SnapshotNotExistError
+from paimon_lab.io.file_io import join
 
 PREFIX = "changelog-"
 
 
-class ChangelogManager:
+class ChangelogManager(SnapshotFiles):
     """The long-lived changelogs of one table (or branch)."""
 
-    def __init__(self, file_io: FileIO, table_path: str):
-        self.io = file_io
-        self.dir = join(table_path, "changelog")
-
-    def path(self, snapshot_id: int) -> str:
-        return join(self.dir, f"{PREFIX}{snapshot_id}")
-
-    def exists(self, snapshot_id: int) -> bool:
-        return self.io.exists(self.path(snapshot_id))
+    dirname, prefix, what = "changelog", PREFIX, "changelog"
 
     def changelog(self, snapshot_id: int) -> Snapshot:
-        path = self.path(snapshot_id)
-        try:
-            text = self.io.read_text(path)
-        except FileNotFoundError:
-            raise SnapshotNotExistError(f"Changelog {snapshot_id} does not exist") from None
-        except UnicodeDecodeError:
-            raise CorruptFileError(f"{path} is not a valid Paimon changelog file") from None
-        return Snapshot.from_json(text, path)
-
-    def list_ids(self) -> list[int]:
-        return sorted(int(n[len(PREFIX):]) for n in self.io.list_names(self.dir)
-                      if n.startswith(PREFIX) and n[len(PREFIX):].isdigit())
-
-    def _hint(self, name: str) -> int | None:
-        try:
-            return int(self.io.read_text(join(self.dir, name)).strip())
-        except (FileNotFoundError, ValueError, OSError):
-            return None
+        return self.read(snapshot_id)
 
     def latest_id(self) -> int | None:
         hint = self._hint("LATEST")
@@ -55,22 +30,9 @@ class ChangelogManager:
         ids = self.list_ids()
         return ids[-1] if ids else None
 
-    def earliest_id(self) -> int | None:
-        hint = self._hint("EARLIEST")
-        if hint is not None and self.exists(hint) and not self.exists(hint - 1):
-            return hint
-        ids = self.list_ids()
-        return ids[0] if ids else None
-
     def commit(self, snapshot: Snapshot) -> None:
         """Write ``changelog-N`` (overwriting: a retried expiration writes the same content)."""
         self.io.write_bytes(self.path(snapshot.id), snapshot.to_json().encode())
-
-    def write_hint(self, name: str, snapshot_id: int) -> None:
-        try:
-            self.io.write_bytes(join(self.dir, name), str(snapshot_id).encode())
-        except OSError:
-            pass  # hints are advisory
 
     def delete_hints(self) -> None:
         self.io.delete_quietly([join(self.dir, "EARLIEST"), join(self.dir, "LATEST")])

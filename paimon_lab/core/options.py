@@ -47,6 +47,16 @@ def parse_duration(text: str) -> int:
     return int(m.group(1)) * _DUR_UNITS[m.group(2).lower()]
 
 
+def option_seconds(options: Mapping[str, str], key: str, default: float) -> float:
+    """A duration option (e.g. a lock's 'lock-acquire-timeout') in seconds; OptionError if malformed."""
+    if key not in options:
+        return default
+    try:
+        return parse_duration(str(options[key])) / 1000.0
+    except ValueError as e:
+        raise OptionError(f"Option '{key}': {e}") from None
+
+
 def _parse_bool(text: str) -> bool:
     low = str(text).strip().lower()
     if low not in ("true", "false"):

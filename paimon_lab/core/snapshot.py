@@ -98,43 +98,67 @@ class Snapshot:
 ROLLBACK_MARKER = "ROLLBACK"   # in snapshot/: a rollback is deleting newer snapshots
 
 
-class SnapshotManager:
-    """Finds and reads the snapshots of one table (or branch)."""
+class SnapshotFiles:
+    """A directory of numbered snapshot-JSON files (``<prefix>N``) with EARLIEST/LATEST hints:
+    the table's snapshots, or its long-lived changelogs."""
+
+    dirname, prefix, what = "snapshot", "snapshot-", "snapshot"
 
     def __init__(self, file_io: FileIO, table_path: str):
         self.io = file_io
         self.table_path = table_path
-        self.dir = join(table_path, "snapshot")
-        self._rollback_cut_short = False
+        self.dir = join(table_path, self.dirname)
 
     def path(self, snapshot_id: int) -> str:
-        return join(self.dir, f"snapshot-{snapshot_id}")
+        return join(self.dir, f"{self.prefix}{snapshot_id}")
 
     def exists(self, snapshot_id: int) -> bool:
         return self.io.exists(self.path(snapshot_id))
 
-    def snapshot(self, snapshot_id: int) -> Snapshot:
+    def read(self, snapshot_id: int) -> Snapshot:
         path = self.path(snapshot_id)
         try:
             text = self.io.read_text(path)
         except FileNotFoundError:
-            raise SnapshotNotExistError(f"Snapshot {snapshot_id} does not exist") from None
+            raise SnapshotNotExistError(f"{self.what.capitalize()} {snapshot_id} does not exist") from None
         except UnicodeDecodeError:
-            raise CorruptFileError(f"{path} is not a valid Paimon snapshot file") from None
+            raise CorruptFileError(f"{path} is not a valid Paimon {self.what} file") from None
         return Snapshot.from_json(text, path)
 
     def list_ids(self) -> list[int]:
-        ids = []
-        for name in self.io.list_names(self.dir):
-            if name.startswith("snapshot-") and name[9:].isdigit():
-                ids.append(int(name[9:]))
-        return sorted(ids)
+        n = len(self.prefix)
+        return sorted(int(name[n:]) for name in self.io.list_names(self.dir)
+                      if name.startswith(self.prefix) and name[n:].isdigit())
 
     def _hint(self, name: str) -> int | None:
         try:
             return int(self.io.read_text(join(self.dir, name)).strip())
         except (FileNotFoundError, ValueError, OSError):
             return None
+
+    def write_hint(self, name: str, snapshot_id: int) -> None:
+        try:
+            self.io.write_bytes(join(self.dir, name), str(snapshot_id).encode())
+        except OSError:
+            pass  # hints are advisory
+
+    def earliest_id(self) -> int | None:
+        hint = self._hint("EARLIEST")
+        if hint is not None and self.exists(hint) and not self.exists(hint - 1):
+            return hint
+        ids = self.list_ids()
+        return ids[0] if ids else None
+
+
+class SnapshotManager(SnapshotFiles):
+    """Finds and reads the snapshots of one table (or branch)."""
+
+    def __init__(self, file_io: FileIO, table_path: str):
+        super().__init__(file_io, table_path)
+        self._rollback_cut_short = False
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.read(snapshot_id)
 
     def latest_id(self) -> int | None:
         """The newest snapshot id. A LATEST hint naming a snapshot newer than every file on disk
@@ -154,13 +178,6 @@ class SnapshotManager:
             raise CorruptFileError(f"{self.path(hint)} is missing: the LATEST hint names it, but the newest "
                                    f"on disk is {newest}; restore the file (or roll back to a snapshot on disk)")
         return ids[-1] if ids else None
-
-    def earliest_id(self) -> int | None:
-        hint = self._hint("EARLIEST")
-        if hint is not None and self.exists(hint) and not self.exists(hint - 1):
-            return hint
-        ids = self.list_ids()
-        return ids[0] if ids else None
 
     def latest(self) -> Snapshot | None:
         sid = self.latest_id()
@@ -206,9 +223,3 @@ class SnapshotManager:
             if earliest is not None:
                 self.write_hint("EARLIEST", earliest)
         return True
-
-    def write_hint(self, name: str, snapshot_id: int) -> None:
-        try:
-            self.io.write_bytes(join(self.dir, name), str(snapshot_id).encode())
-        except OSError:
-            pass  # hints are advisory

@@ -51,16 +51,11 @@ def create_catalog(ctx: SessionContext, st: Statement) -> None:
             raise ts.error(f"Cannot open Hive catalog '{name}': {e}", name_tok) from None
         except (OSError, ValueError, pa.ArrowException) as e:
             raise ts.error(f"Cannot open warehouse '{warehouse}': {e}", name_tok) from None
-        try:
-            ctx.add_catalog(name, catalog, options=options)
-        except PaimonLabError as e:
-            raise ts.error(f"Cannot open catalog '{name}': {e}", name_tok) from None
-        return None
-    if not warehouse:
+    elif not warehouse:
         raise ts.error(f"Catalog '{name}' needs a 'warehouse' option"
                        + (f" (metastore '{metastore}' is not available here)" if metastore != "filesystem" else ""),
                        name_tok)
-    if metastore == "jdbc" and _jdbc_supported(options.get("uri")):
+    elif metastore == "jdbc" and _jdbc_supported(options.get("uri")):
         catalog = _jdbc_catalog(ts, name, name_tok, options)
     else:
         if metastore == "jdbc":

@@ -82,18 +82,19 @@ def _compact(c: Call):
     return _result([f"compacted: snapshot {i}" if i is not None else "nothing to compact" for i in ids])
 
 
-def _create_tag(c: Call):
+def _tag_target(c: Call):
+    """(table, tag name, snapshot: 'snapshot_id' or the latest) of create_tag / replace_tag."""
     table = c.table()
-    tag = str(c.need("tag"))
     sid = _opt_int(c.args.get("snapshot_id"))
     snap = table.snapshot(sid) if sid is not None else table.latest_snapshot()
     if snap is None:
         raise c.error(f"table {table.identifier} has no snapshot to tag")
-    retained = c.args.get("time_retained")
-    seconds = None
-    if retained:
-        seconds = parse_duration(str(retained).replace(" ", "")) / 1000
-    table.tag_manager.create(tag, snap, seconds)
+    return table, str(c.need("tag")), snap
+
+
+def _create_tag(c: Call):
+    table, tag, snap = _tag_target(c)
+    table.tag_manager.create(tag, snap, _duration_seconds(c, "time_retained"))
     return _result([f"tag {tag} -> snapshot {snap.id}"])
 
 
@@ -284,12 +285,7 @@ def _rename_tag(c: Call):
 
 
 def _replace_tag(c: Call):
-    table = c.table()
-    tag = str(c.need("tag"))
-    sid = _opt_int(c.args.get("snapshot_id"))
-    snap = table.snapshot(sid) if sid is not None else table.latest_snapshot()
-    if snap is None:
-        raise c.error(f"table {table.identifier} has no snapshot to tag")
+    table, tag, snap = _tag_target(c)
     table.tag_manager.replace(tag, snap, _duration_seconds(c, "time_retained"))
     return _result([f"tag {tag} -> snapshot {snap.id}"])
 
