@@ -4,6 +4,10 @@ Each partition keeps, per bucket, a HASH index file listing the 32-bit hashes of
 bucket holds. A key already indexed stays in its bucket; a new key goes to the first bucket
 with room (fewer than ``dynamic-bucket.target-row-num`` keys), and new buckets open when all are
 full. Everything is numpy over hash arrays: sorted lookups, no per-row Python.
+
+Cross-partition-update tables (primary key without all partition keys) are seeded from the data
+instead: Java routes them through a key index of its own (RocksDB, bootstrapped from the data
+files) and writes no HASH index for them, so the writer reads each key's partition and bucket.
 """
 
 from __future__ import annotations

@@ -61,7 +61,9 @@ def xpart_write(jo, oracle, tmp_path_factory):
             with open(os.path.join(jo.home(), version, "classpath")) as f:
                 cp = f.read().strip() + os.pathsep + _rocksdbjni()
             out = str(tmp_path_factory.mktemp(f"xpart-{version}"))
-            subprocess.run(["javac", "-nowarn", "-d", out, "-cp", cp, SOURCE], check=True, capture_output=True)
+            r = subprocess.run(["javac", "-nowarn", "-d", out, "-cp", cp, SOURCE], check=False, capture_output=True,
+                               text=True)
+            assert r.returncode == 0, f"javac {SOURCE} failed:\n{r.stderr}"
             compiled[version] = out + os.pathsep + cp
         return compiled[version]
 
