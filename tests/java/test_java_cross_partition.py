@@ -15,6 +15,10 @@ used. The chain, one table:
 2. paimon-lab moves keys again, deletes, inserts and compacts fully: Java reads the same rows;
 3. Java writes again on top of paimon-lab's files (its bootstrap reads our index of keys): it
    retracts keys in the partitions paimon-lab put them in, and both sides read the model's rows.
+
+Java writes no HASH index for these tables; step 2 once failed because paimon-lab looked its keys'
+buckets up there (it now reads them from the data): its updates landed in other buckets and keys
+showed twice.
 """
 
 from __future__ import annotations
