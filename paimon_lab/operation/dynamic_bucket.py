@@ -4,6 +4,10 @@ Each partition keeps, per bucket, a HASH index file listing the 32-bit hashes of
 bucket holds. A key already indexed stays in its bucket; a new key goes to the first bucket
 with room (fewer than ``dynamic-bucket.target-row-num`` keys), and new buckets open when all are
 full. Everything is numpy over hash arrays: sorted lookups, no per-row Python.
+
+Cross-partition-update tables (primary key without all partition keys) are seeded from the data
+instead: Java routes them through a key index of its own (RocksDB, bootstrapped from the data
+files) and writes no HASH index for them, so the writer reads each key's partition and bucket.
 """
 
 from __future__ import annotations
@@ -39,11 +43,14 @@ def _unique_sorted(values: np.ndarray) -> np.ndarray:
 class PartitionIndex:
     """Key hash -> bucket of one partition, with the index files it came from."""
 
-    def __init__(self, store: "FileStore", partition: bytes, entries: list[IndexManifestEntry], target_rows: int):
+    def __init__(self, store: "FileStore", partition: bytes, entries: list[IndexManifestEntry], target_rows: int,
+                 seed: tuple[np.ndarray, np.ndarray] | None = None):
         self.store, self.partition, self.target = store, partition, target_rows
         self.files: dict[int, IndexManifestEntry] = {e.bucket: e for e in entries}
         hashes, buckets = [], []
-        for bucket, e in self.files.items():
+        if seed is not None:  # (key hashes, buckets) known from elsewhere: the files are not read
+            hashes, buckets = [np.asarray(seed[0], np.int32)], [np.asarray(seed[1], np.int32)]
+        for bucket, e in self.files.items() if seed is None else ():
             path = index_file_path(store.path, e.index_file)
             try:
                 h = read_hash_index(store.file_io.read_bytes(path))
@@ -131,6 +138,9 @@ class DynamicBucketAssigner:
         self.base = base  # the snapshot whose hash indexes assign (default: the latest)
         self.target = store.schema.core.get("dynamic-bucket.target-row-num")
         self.partitions: dict[bytes, PartitionIndex] = {}
+        # cross-partition-update tables: each partition's (key hashes, buckets) read from its data
+        # (None: from the HASH index files)
+        self.seeds: dict[bytes, tuple[np.ndarray, np.ndarray]] | None = None
         self._entries: dict[bytes, list[IndexManifestEntry]] | None = None
         self.namer = FileNamer("index-")
 
@@ -142,8 +152,9 @@ class DynamicBucketAssigner:
                 snapshot = self.base() if self.base is not None else self.store.snapshot_manager.latest()
                 for e in live_index_entries(self.store, HASH_INDEX, snapshot) if snapshot is not None else []:
                     self._entries.setdefault(e.partition, []).append(e)
+            seed = None if self.seeds is None else self.seeds.get(partition, (np.zeros(0, np.int32),) * 2)
             idx = self.partitions[partition] = PartitionIndex(
-                self.store, partition, self._entries.get(partition, []), self.target)
+                self.store, partition, self._entries.get(partition, []), self.target, seed)
         return idx
 
     def index_changes(self) -> dict[tuple[bytes, int], list[IndexManifestEntry]]:

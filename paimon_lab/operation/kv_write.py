@@ -29,14 +29,16 @@ if TYPE_CHECKING:
 
 from paimon_lab.store.file_store import needs_lookup
 from paimon_lab.mergetree.writer import MergeTreeWriter, _null_safe_equal, _retract_mask
-from paimon_lab.operation.scan import FileStoreScan
-from paimon_lab.operation.split_read import TableRead, read_table
+from paimon_lab.operation.scan import FileStoreScan, plan_splits
+from paimon_lab.operation.split_read import TableRead
 from paimon_lab.core.snapshot import Snapshot
 
 _BUCKET = "__bucket__"
 _KIND = "__kind__"
 _HASH = "__hash__"
 _POS = "__pos__"
+_KNOWN = "__known_bucket__"
+_FROM_BUCKET = "__from_bucket__"
 
 
 
@@ -126,8 +128,9 @@ class KeyValueFileStoreWrite:
         rows = pa.concat_tables([r for r, _ in self.buffer]) if len(self.buffer) > 1 else self.buffer[0][0]
         kinds = np.concatenate([k for _, k in self.buffer])
         self.buffer, self.buffered_bytes = [], 0
+        known = None
         if self.cross_partition:
-            rows, kinds = self._route_cross_partition(rows, kinds)
+            rows, kinds, known = self._route_cross_partition(rows, kinds)
         rows = rows.append_column(_KIND, pa.array(kinds, pa.int8()))
         key_names = self.layout.key_names if self.dynamic else self.schema.bucket_keys
         function = self.schema.core.get("bucket-function.type")
@@ -137,11 +140,28 @@ class KeyValueFileStoreWrite:
         jobs: list[tuple[MergeTreeWriter, pa.Table, pa.Array]] = []   # (writer, rows, its row indices)
         if self.dynamic:
             rows = rows.append_column(_HASH, pa.array(hashes, pa.int32()))
+            if known is not None:
+                rows = rows.append_column(_KNOWN, pa.array(known, pa.int32()))
+                self._seed_assigner()
+            assigned = []
             for partition, part in group_rows(rows, list(self.schema.partition_keys)):
                 pbytes = codec.to_bytes(partition)
-                buckets = self.assigner.index_for(pbytes).assign(part.column(_HASH).to_numpy())
+                index = self.assigner.index_for(pbytes)
+                if known is None:
+                    buckets = index.assign(part.column(_HASH).to_numpy())
+                else:
+                    # a key already in this partition stays in the bucket its rows are in
+                    buckets = part.column(_KNOWN).to_numpy().copy()
+                    new = buckets < 0
+                    if new.any():
+                        buckets[new] = index.assign(part.column(_HASH).to_numpy()[new])
+                    part = part.drop_columns([_KNOWN])
                 part = part.drop_columns([_HASH]).append_column(_BUCKET, pa.array(buckets, pa.int32()))
+                assigned.append(part)
                 jobs += [(self.writer(pbytes, bucket), part, idx) for (bucket,), idx in group_indices(part, [_BUCKET])]
+            if known is not None and assigned:
+                located = pa.concat_tables(assigned)
+                self._remember_locations(located.filter(pc.invert(_retract_mask(located.column(_KIND)))))
         else:
             buckets = bucket_ids([rows.column(k) for k in key_names], self.bucket_key_types, self.total_buckets,
                                  function)
@@ -161,18 +181,43 @@ class KeyValueFileStoreWrite:
 
     # ------------------------------------------------------------------ cross-partition update
     def _locations(self) -> pa.Table:
-        """Where each existing key lives: primary key and partition columns of the latest snapshot."""
+        """Where each existing key lives: its primary key, partition columns and bucket (the
+        bucket of the split its row was read from, as Java's IndexBootstrap: Java writes no HASH
+        index for these tables) in the latest snapshot."""
         if self._key_locations is None:
-            cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
-                                                     if k not in self.schema.primary_keys]
+            pk = list(self.schema.primary_keys)
+            cols = pk + [k for k in self.schema.partition_keys if k not in pk]
             base = self.base_snapshot()
-            self._key_locations = read_table(self.store, columns=cols, snapshot_id=base.id) if base is not None \
-                else TableRead(self.store, cols).output_schema.empty_table()
+            reader = TableRead(self.store, cols)
+            splits = plan_splits(self.store, base, None) if base is not None else []
+            parts = thread_map(lambda s: reader.read([s]), splits)
+            parts = [p.append_column(_FROM_BUCKET, pa.array(np.full(p.num_rows, s.bucket, np.int32)))
+                     for s, p in zip(splits, parts)]
+            empty = reader.output_schema.empty_table().append_column(_FROM_BUCKET, pa.array([], pa.int32()))
+            self._key_locations = pa.concat_tables([empty] + parts)
         return self._key_locations
 
-    def _route_cross_partition(self, rows: pa.Table, kinds: np.ndarray) -> tuple[pa.Table, np.ndarray]:
+    def _seed_assigner(self) -> None:
+        """Give every partition's bucket assigner the keys the table's data holds (their hashes and
+        buckets), so new keys fill the buckets by their true counts."""
+        if getattr(self.assigner, "seeds", None) is not None:
+            return
+        loc = self._locations()
+        seeds = {}
+        if loc.num_rows:
+            hashes = np.asarray(binary_row.hash_codes([loc.column(k) for k in self.layout.key_names],
+                                                      self.bucket_key_types), np.int32)
+            loc = loc.append_column(_HASH, pa.array(hashes, pa.int32()))
+            for partition, part in group_rows(loc, list(self.schema.partition_keys)):
+                seeds[self.store.partition_codec.to_bytes(partition)] = (
+                    part.column(_HASH).to_numpy(), part.column(_FROM_BUCKET).to_numpy())
+        self.assigner.seeds = seeds
+
+    def _route_cross_partition(self, rows: pa.Table, kinds: np.ndarray) -> tuple[pa.Table, np.ndarray, np.ndarray]:
         """Seed 003's cross-partition update: deduplicate moves a key (a -D in its old partition),
-        aggregation and partial-update update it in its old partition, first-row keeps the first."""
+        aggregation and partial-update update it in its old partition, first-row keeps the first.
+        Also returns each row's bucket where its key already lives in the row's partition (-1:
+        a new key there)."""
         pk = list(self.schema.primary_keys)
         parts = [k for k in self.schema.partition_keys if k not in pk]
         engine = self.core.get("merge-engine")
@@ -184,7 +229,7 @@ class KeyValueFileStoreWrite:
         pick = rows.group_by(pk, use_threads=False).aggregate([(_POS, agg)]).column(f"{_POS}_{agg}")
         settled = rows.take(pick).select(pk + parts)
         settled = settled.rename_columns(pk + [f"__to_{p}" for p in parts])
-        old = self._locations().rename_columns(pk + [f"__from_{p}" for p in parts])
+        old = self._locations().rename_columns(pk + [f"__from_{p}" for p in parts] + [_FROM_BUCKET])
         # Only keys and positions go through Arrow's join (it carries no nested columns); every row
         # meets exactly one settled and at most one old location, so sorted by position they line up.
         located = (rows.select(pk + [_POS]).join(settled, keys=pk).join(old, keys=pk, join_type="left outer")
@@ -192,14 +237,19 @@ class KeyValueFileStoreWrite:
         joined = rows
         for name in located.column_names[len(pk) + 1:]:
             joined = joined.append_column(name, located.column(name))
-        exists = pc.is_valid(joined.column(f"__from_{parts[0]}"))
+        exists = pc.fill_null(pc.is_valid(joined.column(f"__from_{parts[0]}")), False)
+        from_bucket = joined.column(_FROM_BUCKET)
+        stays = exists
+        for p in parts:
+            stays = pc.and_(stays, pc.fill_null(_null_safe_equal(joined.column(f"__from_{p}"),
+                                                                 joined.column(f"__to_{p}")), False))
         if engine in ("aggregation", "partial-update"):
             # Update in place: the key's old partition wins over the row's.
             for p in parts:
                 target = pc.if_else(exists, joined.column(f"__from_{p}"), joined.column(f"__to_{p}"))
                 joined = joined.set_column(joined.schema.get_field_index(p), p,
                                            target.cast(rows.schema.field(p).type))
-            kept = joined
+            kept = joined.append_column(_KNOWN, pc.if_else(exists, from_bucket, -1))
         else:
             keep = None
             for p in parts:
@@ -207,7 +257,7 @@ class KeyValueFileStoreWrite:
                 keep = same if keep is None else pc.and_(keep, same)
             if engine == "first-row":
                 keep = pc.and_(keep, pc.invert(exists))
-            kept = joined.filter(keep)
+            kept = joined.append_column(_KNOWN, pc.if_else(stays, from_bucket, -1)).filter(keep)
         out = [kept]
         if engine == "deduplicate":
             moved = None
@@ -222,17 +272,19 @@ class KeyValueFileStoreWrite:
                                              deletes.column(f"__from_{p}").cast(rows.schema.field(p).type))
             deletes = deletes.set_column(deletes.schema.get_field_index(_KIND), _KIND,
                                          pa.array(np.full(deletes.num_rows, 3, np.int8), pa.int8()))
-            out.insert(0, deletes)
-        result = pa.concat_tables([t.select(rows.column_names).cast(rows.schema) for t in out])
-        self._remember_locations(result.filter(pc.invert(_retract_mask(result.column(_KIND)))), pk, parts)
+            out.insert(0, deletes.append_column(_KNOWN, deletes.column(_FROM_BUCKET)))
+        schema = rows.schema.append(pa.field(_KNOWN, pa.int32()))
+        result = pa.concat_tables([t.select(schema.names).cast(schema) for t in out])
         new_kinds = result.column(_KIND).to_numpy()
-        return result.drop_columns([_POS, _KIND]), new_kinds
+        known = result.column(_KNOWN).to_numpy()
+        return result.drop_columns([_POS, _KIND, _KNOWN]), new_kinds, known
 
-    def _remember_locations(self, rows: pa.Table, pk: list[str], parts: list[str]) -> None:
-        latest = rows.select(pk + parts)
+    def _remember_locations(self, rows: pa.Table) -> None:
+        pk = list(self.schema.primary_keys)
         old = self._locations()
+        latest = rows.select(old.column_names[:-1]).append_column(_FROM_BUCKET, rows.column(_BUCKET))
         kept = semi_join(old, latest, pk, anti=True)
-        self._key_locations = pa.concat_tables([kept.select(pk + parts).cast(old.schema), latest.cast(old.schema)])
+        self._key_locations = pa.concat_tables([kept.cast(old.schema), latest.cast(old.schema)])
 
     def writer(self, partition: bytes, bucket: int) -> MergeTreeWriter:
         key = (partition, bucket)

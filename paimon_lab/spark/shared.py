@@ -51,7 +51,6 @@ from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
 from paimon_lab.operation.append_write import AppendWriter
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.operation.scan import FileStoreScan
-from paimon_lab.operation.split_read import read_table
 from paimon_lab.utils.parallel import thread_map
 from paimon_lab.operation.append_compact import AppendCompactor
 
@@ -98,8 +97,9 @@ def _mix(hashes: np.ndarray) -> np.ndarray:
 class SharedPartitionIndex(PartitionIndex):
     """A partition's pinned HASH index; new keys are placed by hash alone (see module doc)."""
 
-    def __init__(self, store: "FileStore", partition: bytes, entries: list, target_rows: int, new_buckets: int):
-        super().__init__(store, partition, entries, target_rows)
+    def __init__(self, store: "FileStore", partition: bytes, entries: list, target_rows: int, new_buckets: int,
+                 seed: tuple[np.ndarray, np.ndarray] | None = None):
+        super().__init__(store, partition, entries, target_rows, seed)
         counts = self.counts()
         room = sorted(b for b, c in counts.items() if c < target_rows)
         if not room:
@@ -140,8 +140,9 @@ class SharedBucketAssigner(DynamicBucketAssigner):
                 entries = live_index_entries(self.store, HASH_INDEX, self.snapshot) if self.snapshot else []
                 for e in entries:
                     self._entries.setdefault(e.partition, []).append(e)
+            seed = None if self.seeds is None else self.seeds.get(partition, (np.zeros(0, np.int32),) * 2)
             idx = self.partitions[partition] = SharedPartitionIndex(
-                self.store, partition, self._entries.get(partition, []), self.target, self.new_buckets)
+                self.store, partition, self._entries.get(partition, []), self.target, self.new_buckets, seed)
         return idx
 
     def index_changes(self) -> dict:
@@ -179,20 +180,6 @@ class SharedKeyValueWrite(KeyValueFileStoreWrite):
             snap = None if self.ignore_previous_files else self.snapshot
             self._restored = _restore(self.store, snap, self.dynamic, self.total_buckets)
         return self._restored
-
-    def _locations(self):
-        if self._key_locations is None and self.snapshot is None:
-            import pyarrow as pa
-
-            arrow = self.schema.arrow_schema()
-            cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
-                                                     if k not in self.schema.primary_keys]
-            self._key_locations = pa.store({c: pa.array([], arrow.field(c).type) for c in cols})
-        if self._key_locations is None:
-            cols = list(self.schema.primary_keys) + [k for k in self.schema.partition_keys
-                                                     if k not in self.schema.primary_keys]
-            self._key_locations = read_table(self.store, cols, snapshot_id=self.snapshot.id)
-        return self._key_locations
 
     def writer(self, partition: bytes, bucket: int):
         key = (partition, bucket)

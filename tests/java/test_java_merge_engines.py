@@ -17,7 +17,8 @@ Each case is one chain over one table, so that both directions cost four or five
 
 Java 0.9 (and the 1.0 snapshot) has no ``count`` aggregate function (added in a later Paimon), so
 it is not in the aggregation case. Java's oracle cannot write cross-partition-update tables, so in
-that case Java only reads and compacts.
+that case Java only reads and compacts (test_java_cross_partition.py has Java write them, through
+its GlobalIndexAssigner).
 """
 
 from __future__ import annotations
