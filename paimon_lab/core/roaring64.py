@@ -41,79 +41,115 @@ _ARRAY_MAX = 4096
 _BITMAP_BYTES = 8192
 
 
-class _Reader:
-    def __init__(self, data: bytes):
-        self.data, self.pos = memoryview(data), 0
-
-    def take(self, n: int) -> memoryview:
-        if n < 0 or self.pos + n > len(self.data):
-            raise DataValidationError(f"serialized Roaring64Bitmap is truncated at byte {self.pos} "
-                                      f"(needs {n} more of {len(self.data)})")
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def unpack(self, fmt: str):
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))
-
-    def u16s(self, n: int) -> np.ndarray:
-        return np.frombuffer(self.take(2 * n), dtype="<u2")
+def _truncated(pos: int, need: int, size: int) -> DataValidationError:
+    return DataValidationError(f"serialized Roaring64Bitmap is truncated at byte {pos} "
+                               f"(needs {need} more of {size})")
 
 
-def _read_art(r: _Reader) -> tuple[np.ndarray, np.ndarray]:
-    """The leaves' 48-bit keys and container indexes, in key order."""
-    (key_count,) = r.unpack("<q")
-    keys, idxs = [], []
+def _gather(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """Little-endian unsigned integers of ``width`` bytes at byte offsets ``at``."""
+    out = np.zeros(len(at), dtype=np.uint64)
+    for b in range(width):
+        out |= buf[at + b].astype(np.uint64) << np.uint64(8 * b)
+    return out
+
+
+def _ranges(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For consecutive ranges of ``counts`` items: each item's range number and place in it."""
+    counts = np.asarray(counts, dtype=np.int64)
+    which = np.repeat(np.arange(len(counts)), counts)
+    return which, np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def _read_art(data: bytes, buf: np.ndarray, pos: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The leaves' 48-bit keys and container indexes in key order, and the position after."""
+    size = len(data)
+    if pos + 8 > size:
+        raise _truncated(pos, 8, size)
+    (key_count,) = struct.unpack_from("<q", data, pos)
+    pos += 8
+    blocks, counts = [], []
     pending = 1
     while pending:
-        pending -= 1
-        kind, count, plen = r.unpack("<BHb")
+        if pos + 4 > size:
+            raise _truncated(pos, 4, size)
+        kind, count, plen = struct.unpack_from("<BHb", data, pos)
+        if kind == _LEAF:
+            blocks.append(pos)
+            counts.append(1)
+            pos += 18
+            pending -= 1
+            continue
         if kind not in _BODY or plen < 0:
             raise DataValidationError(f"serialized Roaring64Bitmap has a bad ART node header "
-                                      f"(type {kind}, prefix length {plen}) at byte {r.pos - 4}")
-        r.take(plen)
-        body = r.take(_BODY[kind])
-        if kind == _LEAF:
-            keys.append(int.from_bytes(body[:6], "big"))
-            idxs.append(int.from_bytes(body[6:], "little", signed=True))
-        else:
-            pending += count
-    if len(keys) != key_count:
+                                      f"(type {kind}, prefix length {plen}) at byte {pos}")
+        pos += 4 + plen + _BODY[kind]
+        pending += count - 1
+        # children that are all leaves (type byte 4 every 18 bytes) are taken at once
+        if count and pos + 18 * count <= size and (buf[pos:pos + 18 * count:18] == _LEAF).all():
+            blocks.append(pos)
+            counts.append(count)
+            pos += 18 * count
+            pending -= count
+    if pos > size:
+        raise _truncated(pos, 0, size)
+    block, leaf = _ranges(counts)
+    offsets = np.array(blocks, dtype=np.int64)[block] + 18 * leaf
+    if len(offsets) != key_count:
         raise DataValidationError(f"serialized Roaring64Bitmap says {key_count} keys, its ART has "
-                                  f"{len(keys)} leaves")
-    return np.array(keys, dtype=np.uint64), np.array(idxs, dtype=np.int64)
+                                  f"{len(offsets)} leaves")
+    keys = np.zeros(len(offsets), dtype=np.uint64)
+    for b in range(6):
+        keys = (keys << np.uint64(8)) | buf[offsets + 4 + b].astype(np.uint64)
+    idxs = _gather(buf, offsets + 10, 8).view(np.int64)
+    return keys, idxs, pos
 
 
-def _container_values(r: _Reader, kind: int, card: int) -> np.ndarray:
-    if kind == _ARRAY:
-        return r.u16s(card).astype(np.uint64)
-    if kind == _BITMAP:
-        bits = np.unpackbits(np.frombuffer(r.take(_BITMAP_BYTES), dtype=np.uint8), bitorder="little")
-        return np.flatnonzero(bits).astype(np.uint64)
-    if kind == _RUN:
-        (nruns,) = r.unpack("<H")
-        pairs = r.u16s(2 * nruns).astype(np.int64).reshape(-1, 2)
-        lengths = pairs[:, 1] + 1
-        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        return (np.repeat(pairs[:, 0], lengths) + offsets).astype(np.uint64)
-    raise DataValidationError(f"serialized Roaring64Bitmap has an unknown container type {kind}")
-
-
-def _read_containers(r: _Reader) -> dict[int, np.ndarray]:
-    (levels,) = r.unpack("<i")
-    out: dict[int, np.ndarray] = {}
-    for first in range(max(levels, 0)):
-        _trim, size = r.unpack("<bi")
-        for slot in range(size):
-            (mark,) = r.unpack("<B")
+def _read_containers(data: bytes, pos: int):
+    """Per stored container: its index, type, cardinality and payload offset; the end position."""
+    size = len(data)
+    if pos + 4 > size:
+        raise _truncated(pos, 4, size)
+    (levels,) = struct.unpack_from("<i", data, pos)
+    pos += 4
+    if levels < 0 or levels > size - pos:
+        raise DataValidationError(f"serialized Roaring64Bitmap has a bad container level count {levels}")
+    recs: list[tuple[int, int, int, int]] = []
+    for first in range(levels):
+        if pos + 5 > size:
+            raise _truncated(pos, 5, size)
+        (slots,) = struct.unpack_from("<i", data, pos + 1)
+        pos += 5
+        if slots < 0 or slots > size - pos:
+            raise _truncated(pos, max(slots, 0), size)
+        for slot in range(slots):
+            if pos >= size:
+                raise _truncated(pos, 1, size)
+            mark = data[pos]
             if mark == 0:
+                pos += 1
                 continue
             if mark != 1:
                 raise DataValidationError(f"serialized Roaring64Bitmap has a bad container marker {mark}")
-            kind, card = r.unpack("<Bi")
-            out[first << 32 | slot] = _container_values(r, kind, card)
-    r.unpack("<qii")
-    return out
+            if pos + 8 > size:
+                raise _truncated(pos, 8, size)
+            kind, card = struct.unpack_from("<Bi", data, pos + 1)
+            pos += 6
+            if kind == _ARRAY:
+                length = 2 * card
+            elif kind == _BITMAP:
+                length = _BITMAP_BYTES
+            elif kind == _RUN:
+                length = 2 + 4 * struct.unpack_from("<H", data, pos)[0]
+            else:
+                raise DataValidationError(f"serialized Roaring64Bitmap has an unknown container type {kind}")
+            if card < 0 or pos + length > size:
+                raise _truncated(pos, length, size)
+            recs.append((first << 32 | slot, kind, card, pos))
+            pos += length
+    if pos + 16 > size:
+        raise _truncated(pos, 16, size)
+    return np.array(recs, dtype=np.int64).reshape(-1, 4), pos + 16
 
 
 def deserialize_roaring64(data: bytes) -> np.ndarray:
@@ -121,32 +157,47 @@ def deserialize_roaring64(data: bytes) -> np.ndarray:
 
     Raises DataValidationError when ``data`` is not one.
     """
-    r = _Reader(bytes(data))
-    (tag,) = r.unpack("<B")
-    if tag == 0:
-        values = np.empty(0, dtype=np.uint64)
-    elif tag == 1:
-        keys, idxs = _read_art(r)
-        containers = _read_containers(r)
-        parts = []
-        for key, idx in zip(keys.tolist(), idxs.tolist()):
-            low = containers.get(idx)
-            if low is None:
-                raise DataValidationError(f"serialized Roaring64Bitmap's key {key} points at a missing "
-                                          f"container {idx}")
-            parts.append(np.uint64(key << 16) | low)
-        values = np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
-    else:
-        raise DataValidationError(f"serialized Roaring64Bitmap starts with {tag}, not 0 or 1")
-    if r.pos != len(r.data):
-        raise DataValidationError(f"serialized Roaring64Bitmap has {len(r.data) - r.pos} bytes after its end")
-    return values
+    data = bytes(data)
+    if not data:
+        raise _truncated(0, 1, 0)
+    if data[0] == 0:
+        if len(data) != 1:
+            raise DataValidationError(f"serialized Roaring64Bitmap has {len(data) - 1} bytes after its end")
+        return np.empty(0, dtype=np.uint64)
+    if data[0] != 1:
+        raise DataValidationError(f"serialized Roaring64Bitmap starts with {data[0]}, not 0 or 1")
+    buf = np.frombuffer(data, dtype=np.uint8)
+    keys, idxs, pos = _read_art(data, buf, 1)
+    recs, pos = _read_containers(data, pos)
+    if pos != len(data):
+        raise DataValidationError(f"serialized Roaring64Bitmap has {len(data) - pos} bytes after its end")
+    order = np.argsort(recs[:, 0], kind="stable")
+    found = np.searchsorted(recs[order, 0], idxs)
+    found = np.minimum(found, max(len(recs) - 1, 0))
+    if len(recs) == 0 or not np.array_equal(recs[order[found], 0], idxs):
+        raise DataValidationError("serialized Roaring64Bitmap has a key whose container is missing")
+    rec = recs[order[found]]  # one row per key, in key order
+    kind, card, at = rec[:, 1], rec[:, 2], rec[:, 3]
+    parts = []
+    arrays = np.flatnonzero(kind == _ARRAY)
+    g, j = _ranges(card[arrays])
+    parts.append((keys[arrays][g] << np.uint64(16)) | _gather(buf, at[arrays][g] + 2 * j, 2))
+    runs = np.flatnonzero(kind == _RUN)
+    r, j = _ranges(_gather(buf, at[runs], 2).astype(np.int64))
+    pair = at[runs][r] + 2 + 4 * j
+    start, length = _gather(buf, pair, 2), _gather(buf, pair + 2, 2).astype(np.int64) + 1
+    v, j = _ranges(length)
+    parts.append((keys[runs][r][v] << np.uint64(16)) | (start[v] + j.astype(np.uint64)))
+    for k in np.flatnonzero(kind == _BITMAP).tolist():
+        bits = np.unpackbits(buf[at[k]:at[k] + _BITMAP_BYTES], bitorder="little")
+        parts.append((keys[k] << np.uint64(16)) | np.flatnonzero(bits).astype(np.uint64))
+    return np.sort(np.concatenate(parts))
 
 
-def _art_node(out: list[bytes], kb: np.ndarray, idx: np.ndarray, lo: int, hi: int, depth: int) -> None:
+def _art_node(out: list, kb: np.ndarray, leaves: bytes, lo: int, hi: int, depth: int) -> None:
     """Append the node holding sorted key rows ``lo:hi`` (all equal before ``depth``)."""
     if hi - lo == 1:
-        out.append(b"\x04\x00\x00\x00" + kb[lo].tobytes() + struct.pack("<q", int(idx[lo])))
+        out.append(leaves[18 * lo:18 * hi])
         return
     first, last = kb[lo], kb[hi - 1]
     plen = int(np.argmax(first[depth:] != last[depth:]))
@@ -173,9 +224,12 @@ def _art_node(out: list[bytes], kb: np.ndarray, idx: np.ndarray, lo: int, hi: in
         body = np.packbits(bits, bitorder="little")
     out.append(struct.pack("<BHB", kind, count, plen) + first[depth:at].tobytes()
                + np.ascontiguousarray(body).tobytes())
+    if count == hi - lo:  # all children are leaves
+        out.append(leaves[18 * lo:18 * hi])
+        return
     bounds = np.r_[starts, hi - lo] + lo
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        _art_node(out, kb, idx, a, b, at + 1)
+        _art_node(out, kb, leaves, a, b, at + 1)
 
 
 def _capacity(n: int) -> int:
@@ -186,10 +240,47 @@ def _capacity(n: int) -> int:
     return cap
 
 
+def _containers(high: np.ndarray, low: np.ndarray, starts: np.ndarray) -> bytes:
+    """The run-optimized containers of sorted values grouped at ``starts``, as little-endian
+    16-bit words: a header (1, type; cardinality) and the payload per container."""
+    n, total = len(starts), len(low)
+    cards = np.diff(np.r_[starts, total])
+    run_start = np.r_[True, (np.diff(low) != 1) | (high[1:] != high[:-1])]
+    run_starts = np.flatnonzero(run_start)
+    nruns = np.add.reduceat(run_start.astype(np.int64), starts)
+    plain = np.where(cards <= _ARRAY_MAX, 2 * cards, _BITMAP_BYTES)
+    kinds = np.where(2 + 4 * nruns < plain, _RUN, np.where(cards <= _ARRAY_MAX, _ARRAY, _BITMAP))
+    words = 3 + np.where(kinds == _ARRAY, cards, np.where(kinds == _RUN, 1 + 2 * nruns, _BITMAP_BYTES // 2))
+    at = np.cumsum(words) - words
+    stream = np.zeros(int(words.sum()), dtype="<u2")
+    stream[at] = 1 | (kinds << 8)
+    stream[at + 1] = cards & 0xFFFF
+    stream[at + 2] = cards >> 16
+    group, within = np.repeat(np.arange(n), cards), np.arange(total) - np.repeat(starts, cards)
+    array = kinds[group] == _ARRAY
+    stream[at[group[array]] + 3 + within[array]] = low[array]
+    runs = np.flatnonzero(kinds == _RUN)
+    stream[at[runs] + 3] = nruns[runs]
+    run_group = group[run_starts]
+    kept = kinds[run_group] == _RUN
+    first_run = np.cumsum(nruns) - nruns
+    k = np.arange(len(run_starts))[kept] - first_run[run_group[kept]]
+    place = at[run_group[kept]] + 4 + 2 * k
+    lengths = np.diff(np.r_[run_starts, total])[kept]
+    stream[place] = low[run_starts[kept]]
+    stream[place + 1] = lengths - 1
+    for g in np.flatnonzero(kinds == _BITMAP).tolist():
+        bits = np.zeros(65536, np.uint8)
+        bits[low[starts[g]:starts[g] + cards[g]]] = 1
+        stream[at[g] + 3:at[g] + 3 + _BITMAP_BYTES // 2] = np.packbits(bits, bitorder="little").view("<u2")
+    return stream.tobytes()
+
+
 def serialize_roaring64(values) -> bytes:
     """Java ``Roaring64Bitmap`` bytes of the set of uint64 ``values`` (run-optimized, as Java
     Paimon's ``RoaringBitmap64.serialize`` writes them)."""
-    v = np.unique(np.asarray(values, dtype=np.uint64))
+    v = np.sort(np.asarray(values, dtype=np.uint64).ravel())
+    v = v[np.r_[True, v[1:] != v[:-1]]] if len(v) else v
     if len(v) == 0:
         return b"\x00"
     high = v >> np.uint64(16)
@@ -198,36 +289,15 @@ def serialize_roaring64(values) -> bytes:
     keys = high[starts]
     n = len(keys)
     kb = ((keys[:, None] >> np.arange(40, -8, -8, dtype=np.uint64)) & np.uint64(0xFF)).astype(np.uint8)
+    leaves = np.zeros((n, 18), dtype=np.uint8)
+    leaves[:, 0] = _LEAF
+    leaves[:, 4:10] = kb
+    leaves[:, 10:] = np.arange(n, dtype="<i8").view(np.uint8).reshape(n, 8)
     out = [b"\x01", struct.pack("<q", n)]
-    _art_node(out, kb, np.arange(n, dtype=np.int64), 0, n, 0)
-
-    ends = np.r_[starts[1:], len(v)]
-    cards = ends - starts
-    run_start = np.r_[True, (np.diff(low) != 1) | (high[1:] != high[:-1])]
-    run_starts = np.flatnonzero(run_start)
-    nruns = np.add.reduceat(run_start.astype(np.int64), starts)
-    run_size = 2 + 4 * nruns
-    plain_size = np.where(cards <= _ARRAY_MAX, 2 * cards, _BITMAP_BYTES)
-    kinds = np.where(run_size < plain_size, _RUN, np.where(cards <= _ARRAY_MAX, _ARRAY, _BITMAP))
-    run_lengths = np.diff(np.r_[run_starts, len(v)])
-    run_pairs = np.stack([low[run_starts], run_lengths - 1], axis=1).astype("<u2")
-    run_of_group = np.searchsorted(run_starts, starts)
-
+    _art_node(out, kb, leaves.tobytes(), 0, n, 0)
     cap = _capacity(n)
     out.append(struct.pack("<iBi", 1, _NOT_TRIMMED, cap))
-    for g in range(n):
-        kind, card = int(kinds[g]), int(cards[g])
-        out.append(struct.pack("<BBi", 1, kind, card))
-        a, b = int(starts[g]), int(ends[g])
-        if kind == _ARRAY:
-            out.append(low[a:b].astype("<u2").tobytes())
-        elif kind == _BITMAP:
-            bits = np.zeros(65536, np.uint8)
-            bits[low[a:b]] = 1
-            out.append(np.packbits(bits, bitorder="little").tobytes())
-        else:
-            r0 = int(run_of_group[g])
-            out.append(struct.pack("<H", int(nruns[g])) + run_pairs[r0:r0 + int(nruns[g])].tobytes())
+    out.append(_containers(high, low, starts))
     out.append(b"\x00" * (cap - n))
     out.append(struct.pack("<qii", n, 0, n - 1))
     return b"".join(out)

@@ -5,8 +5,10 @@
 Each value is the serialized object; a group's values are unioned in row order into the bytes
 Java Paimon would store (``HllSketchUtil.union``: HLL_4 compact; ``ThetaSketch.union``: a
 compact ordered theta sketch of the default 4096 nominal entries; ``RoaringBitmap32``: run-
-optimized portable format; ``RoaringBitmap64``: ``Roaring64Bitmap``, run-optimized). None accepts retractions, as in Java. A group with one non-null value
-keeps it as it is; only groups with several go through the library, one union per value.
+optimized portable format; ``RoaringBitmap64``: run-optimized ``Roaring64Bitmap``, laid out as
+built in ascending order, which Java's own union bytes can differ from in layout, never in set).
+None accepts retractions, as in Java. A group with one non-null value keeps it as it is; only
+groups with several go through the library, one union per value.
 """
 
 from __future__ import annotations
@@ -140,4 +142,4 @@ class FieldRoaringBitmap64Agg(_UnionAggregator):
 
     @staticmethod
     def union(acc, value):
-        return serialize_roaring64(np.union1d(deserialize_roaring64(acc), deserialize_roaring64(value)))
+        return serialize_roaring64(np.concatenate([deserialize_roaring64(acc), deserialize_roaring64(value)]))

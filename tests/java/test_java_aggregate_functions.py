@@ -1,8 +1,8 @@
 """The collection and sketch aggregate functions against Java Paimon, both ways.
 
 One aggregation table with ``collect`` (plain and ``distinct``), ``merge_map``, ``nested_update``
-(with a nested key), ``hll_sketch``, ``theta_sketch`` and ``rbm32``: paimon-lab writes, Java reads
-the merged rows; Java writes more (with -U/-D retractions) and compacts, paimon-lab reads Java's
+(with a nested key), ``hll_sketch``, ``theta_sketch`` and ``rbm32`` (``rbm64`` on a table of its
+own): paimon-lab writes, Java reads the merged rows; Java writes more (with -U/-D retractions) and compacts, paimon-lab reads Java's
 aggregates; paimon-lab writes more and compacts, Java reads ours. Sketch and bitmap values are
 compared as bytes (Java stores the serialized union), and as estimates.
 
