@@ -17,7 +17,8 @@ value as the key of an adaptive radix tree (ART) whose leaves point into a two-l
   length - 1); then the container count (int64 LE) and the last first-level and slot indexes used
   (int32 LE each).
 
-Reading accepts any tree and container layout. Writing produces the bytes Java produces for a
+Checked against RoaringBitmap 1.0.x, the version shaded into Paimon 0.9 and 1.0. Reading
+accepts any tree and container layout. Writing produces the bytes Java produces for a
 fresh bitmap built in ascending order and run-optimized (the keys in one array, its capacity
 grown as ``Containers.addContainer`` grows it); Java's bytes for a union it computed itself
 depend on the order its nodes and containers were created, the set is the same.
