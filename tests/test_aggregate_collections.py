@@ -1,15 +1,17 @@
 """The collection and sketch aggregate functions (collect, merge_map, nested_update, hll_sketch,
-theta_sketch, rbm32): Java's fold of agg / retract row by row, checked on small key groups.
+theta_sketch, rbm32, rbm64): Java's fold of agg / retract row by row, checked on small key groups.
 Both ways against Java Paimon: tests/java/test_java_aggregate_functions.py."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from datasketches import compact_theta_sketch, hll_sketch, update_theta_sketch
 from pyroaring import BitMap
 from test_merge_function import UB, D, I, make_kv, values
 
+from paimon_lab.core.roaring64 import deserialize_roaring64, serialize_roaring64
 from paimon_lab.core.schema import new_schema
 from paimon_lab.errors import DataValidationError, OptionError
 from paimon_lab.mergetree.merge_engine import merge_function_for
@@ -94,6 +96,8 @@ def _theta(vals):
     ("hll_sketch", _hll, lambda b: hll_sketch.deserialize(b).get_estimate()),
     ("theta_sketch", _theta, lambda b: compact_theta_sketch.deserialize(b).get_estimate()),
     ("rbm32", lambda v: BitMap(v).serialize(), lambda b: len(BitMap.deserialize(b))),
+    ("rbm64", lambda v: serialize_roaring64(np.array(list(v), np.uint64) << np.uint64(40)),
+     lambda b: len(deserialize_roaring64(b))),
 ])
 def test_sketch_unions(function, make, estimate):
     s = _schema(pa.binary(), function)
@@ -108,6 +112,11 @@ def test_sketch_unions(function, make, estimate):
         _merge(s, [(1, one), (1, b"garbage")])
 
 
-def test_rbm64_is_refused_by_name():
-    with pytest.raises(OptionError, match="'rbm64' is not implemented"):
-        merge_function_for(_schema(pa.binary(), "rbm64"))
+def test_rbm64_union_and_retraction():
+    s = _schema(pa.binary(), "rbm64")
+    a, b = np.array([1, 2, 1 << 40], np.uint64), np.array([2, 2**64 - 1], np.uint64)
+    out = _merge(s, [(1, serialize_roaring64(a)), (1, serialize_roaring64(b))])
+    assert deserialize_roaring64(out[0][1]).tolist() == [1, 2, 1 << 40, 2**64 - 1]
+    ignoring = _schema(pa.binary(), "rbm64", ignore_retract="true")
+    out = _merge(ignoring, [(1, serialize_roaring64(a)), (1, serialize_roaring64(b))], [I, UB])
+    assert deserialize_roaring64(out[0][1]).tolist() == [1, 2, 1 << 40]

@@ -21,6 +21,7 @@ from paimon_lab.mergetree.aggregators_nested import (
 from paimon_lab.mergetree.aggregators_sketch import (
     FieldHllSketchAgg,
     FieldRoaringBitmap32Agg,
+    FieldRoaringBitmap64Agg,
     FieldThetaSketchAgg,
 )
 
@@ -29,10 +30,10 @@ __all__ = ["AGGREGATE_FUNCTIONS", "create_field_aggregator"]
 AGGREGATE_FUNCTIONS: dict[str, type[FieldAggregator]] = {
     cls.name: cls for cls in SIMPLE_FUNCTIONS + (
         FieldCollectAgg, FieldMergeMapAgg, FieldNestedUpdateAgg, FieldHllSketchAgg, FieldThetaSketchAgg,
-        FieldRoaringBitmap32Agg)
+        FieldRoaringBitmap32Agg, FieldRoaringBitmap64Agg)
 }
 # Java functions paimon-lab does not implement (named so the error can say so).
-_NOT_IMPLEMENTED = {"merge_map_with_keytime", "nested_partial_update", "rbm64", "avg"}
+_NOT_IMPLEMENTED = {"merge_map_with_keytime", "nested_partial_update", "avg"}
 
 
 def create_field_aggregator(column: str, data_type, function: str,

@@ -1,11 +1,14 @@
 """Field aggregators over serialized sketches and bitmaps in VARBINARY columns: ``hll_sketch``,
-``theta_sketch`` (Apache DataSketches) and ``rbm32`` (a portable 32-bit Roaring bitmap).
+``theta_sketch`` (Apache DataSketches), ``rbm32`` (a portable 32-bit Roaring bitmap) and ``rbm64``
+(RoaringBitmap's Java ``Roaring64Bitmap`` serialization, see ``core/roaring64.py``).
 
 Each value is the serialized object; a group's values are unioned in row order into the bytes
 Java Paimon would store (``HllSketchUtil.union``: HLL_4 compact; ``ThetaSketch.union``: a
 compact ordered theta sketch of the default 4096 nominal entries; ``RoaringBitmap32``: run-
-optimized portable format). None accepts retractions, as in Java. A group with one non-null value
-keeps it as it is; only groups with several go through the library, one union per value.
+optimized portable format; ``RoaringBitmap64``: run-optimized ``Roaring64Bitmap``, laid out as
+built in ascending order, which Java's own union bytes can differ from in layout, never in set).
+None accepts retractions, as in Java. A group with one non-null value keeps it as it is; only
+groups with several go through the library, one union per value.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from datasketches import (
 )
 from pyroaring import BitMap
 
+from paimon_lab.core.roaring64 import deserialize_roaring64, serialize_roaring64
 from paimon_lab.errors import DataValidationError
 from paimon_lab.mergetree.aggregators import FieldAggregator
 from paimon_lab.mergetree.key_groups import take_or_null, valid_mask
 
-__all__ = ["FieldHllSketchAgg", "FieldRoaringBitmap32Agg", "FieldThetaSketchAgg"]
+__all__ = ["FieldHllSketchAgg", "FieldRoaringBitmap32Agg", "FieldRoaringBitmap64Agg", "FieldThetaSketchAgg"]
 
 
 class _UnionAggregator(FieldAggregator):
@@ -59,7 +63,7 @@ class _UnionAggregator(FieldAggregator):
                 else:
                     acc = self.union(acc, value)
             merged.append(acc)
-        except (RuntimeError, ValueError, IndexError) as e:
+        except (RuntimeError, ValueError, IndexError, DataValidationError) as e:
             raise DataValidationError(f"Column '{self.column}' ({self.name}): a value is not a valid "
                                       f"serialized {self.what}: {e}") from None
         take = first.copy()
@@ -128,3 +132,14 @@ class FieldRoaringBitmap32Agg(_UnionAggregator):
         bm = BitMap.deserialize(acc) | BitMap.deserialize(value)
         bm.run_optimize()
         return bm.serialize()
+
+
+class FieldRoaringBitmap64Agg(_UnionAggregator):
+    """Union of 64-bit Roaring bitmaps (Java: ``FieldRoaringBitmap64Agg``), each stored in the
+    Java ``Roaring64Bitmap`` serialization."""
+
+    name, what = "rbm64", "64-bit Roaring bitmap (Java Roaring64Bitmap)"
+
+    @staticmethod
+    def union(acc, value):
+        return serialize_roaring64(np.concatenate([deserialize_roaring64(acc), deserialize_roaring64(value)]))

@@ -1,8 +1,8 @@
 """The collection and sketch aggregate functions against Java Paimon, both ways.
 
 One aggregation table with ``collect`` (plain and ``distinct``), ``merge_map``, ``nested_update``
-(with a nested key), ``hll_sketch``, ``theta_sketch`` and ``rbm32``: paimon-lab writes, Java reads
-the merged rows; Java writes more (with -U/-D retractions) and compacts, paimon-lab reads Java's
+(with a nested key), ``hll_sketch``, ``theta_sketch`` and ``rbm32`` (``rbm64`` on a table of its
+own): paimon-lab writes, Java reads the merged rows; Java writes more (with -U/-D retractions) and compacts, paimon-lab reads Java's
 aggregates; paimon-lab writes more and compacts, Java reads ours. Sketch and bitmap values are
 compared as bytes (Java stores the serialized union), and as estimates.
 
@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import base64
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from datasketches import compact_theta_sketch, hll_sketch, update_theta_sketch
 from pyroaring import BitMap
+
+from paimon_lab.core.roaring64 import deserialize_roaring64, serialize_roaring64
 
 from .java_rows import arrow_schema, lab_fields
 
@@ -134,10 +137,79 @@ def test_aggregate_functions_both_ways(jo, oracle, lab, wh, version):
         [10, 11, 20, 21, 30, 31, 40, 41, 70001, 70002, 70003, 70004, 1 << 20]
 
 
-def test_rbm64_is_javas_own_format(jo, java, wh):
-    """Java's rbm64 keeps RoaringBitmap's Roaring64Bitmap in its own (ART) serialization, not the
-    portable 64-bit format pyroaring writes: Java cannot read portable bytes, which is why
-    paimon-lab refuses the function rather than store bytes Java cannot merge."""
+def _r64(values) -> bytes:
+    return serialize_roaring64(np.asarray(values, dtype=np.uint64))
+
+
+def _r64_set(b64: str | None) -> list[int] | None:
+    return None if b64 is None else deserialize_roaring64(base64.b64decode(b64)).tolist()
+
+
+# Per key, the value sets written in order. Keys 0, 2 and 3 only add containers above the ones
+# they have or merge into existing ones, so Java's union (tree and containers grown in ascending
+# order) is byte for byte ours; key 1 adds keys between existing ones (Java's layout differs,
+# not its set) over enough high keys for Node4/48/256; key 3 has runs, arrays and bitmaps.
+_HIGH = [(h << 16) for h in range(300)]
+R64_STEPS = [
+    {0: [1, 2, 1 << 40], 1: _HIGH[::2], 2: None, 3: list(range(0, 70000, 3))},
+    {0: [3, (1 << 41) + 7], 1: _HIGH[1::2][:30], 2: [5, (1 << 63) + 1], 3: list(range(10, 5000))},
+    {0: [2 ** 64 - 1], 1: [7 << 40] + _HIGH[1::2][30:], 2: [6], 3: list(range(200000, 300000))},
+    {0: [9], 1: [1], 2: None, 3: [1 << 33]},
+]
+
+
+def _r64_batch(step: int) -> pa.Table:
+    rows = [{"k": k, "r": None if v is None else _r64(v)} for k, v in R64_STEPS[step].items()]
+    return pa.Table.from_pylist(rows, schema=pa.schema([("k", pa.int32(), False), ("r", pa.binary())]))
+
+
+def _r64_expected(upto: int) -> dict[int, list[int] | None]:
+    out: dict[int, set | None] = {}
+    for step in R64_STEPS[:upto]:
+        for k, v in step.items():
+            if v is not None:
+                out[k] = (out.get(k) or set()) | set(v)
+    return {k: sorted(out.get(k)) if out.get(k) is not None else None for k in range(4)}
+
+
+@pytest.mark.parametrize("version", ["0.9", "1.0"])
+def test_rbm64_both_ways(jo, oracle, lab, wh, version):
+    """Java's rbm64 stores RoaringBitmap's ``Roaring64Bitmap`` serialization: paimon-lab writes
+    it, Java reads and aggregates on top, paimon-lab reads Java's unions."""
+    oracle(version)
+    fields = [("k", "INT NOT NULL"), ("r", "BYTES")]
+    lab.create_table("db.r", fields=lab_fields(fields), primary_keys=["k"],
+                     options={"bucket": "1", "merge-engine": "aggregation",
+                              "fields.r.aggregate-function": "rbm64"})
+    ours = lambda: sorted(jo.canonical(lab.get_table("db.r").to_arrow()), key=lambda r: r["k"])
+    java = lambda: sorted(jo.read(wh, "db.r", version=version), key=lambda r: r["k"])
+    sets = lambda rows: {r["k"]: _r64_set(r["r"]) for r in rows}
+
+    # 1. paimon-lab writes two commits; both sides merge the level-0 files to the same sets
+    t = lab.get_table("db.r")
+    for step in (0, 1):
+        t.write(_r64_batch(step))
+    mine, theirs = ours(), java()
+    assert sets(mine) == sets(theirs) == _r64_expected(2)
+    assert [theirs[k]["r"] for k in (0, 2, 3)] == [mine[k]["r"] for k in (0, 2, 3)]
+
+    # 2. Java writes more and compacts: paimon-lab reads Java's unions
+    jo.write(wh, "db.r", _r64_batch(2), compact=True, version=version)
+    from_java = java()
+    assert sets(from_java) == _r64_expected(3)
+    assert ours() == from_java
+
+    # 3. paimon-lab writes more and compacts on top of Java's bytes; Java reads ours
+    t = lab.get_table("db.r")
+    t.write(_r64_batch(3))
+    assert t.compact(full=True) is not None
+    mine = ours()
+    assert sets(mine) == _r64_expected(4)
+    assert java() == mine
+
+
+def test_portable_64_bit_roaring_is_not_javas_rbm64(jo, java, wh):
+    """pyroaring's portable 64-bit format is not what Java's rbm64 reads."""
     from pyroaring import BitMap64
 
     portable = BitMap64([1, 2, 1 << 40])
