@@ -1229,3 +1229,30 @@ def test_materialized_refresh_cli_refreshes_only_due_tables(wh):
     out = subprocess.run([sys.executable, "-m", "paimon_lab.sql.materialized", "refresh", "--warehouse", wh,
                           "--table", "default.src"], check=False, capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 2 and "not a materialized table" in out.stderr
+
+
+def test_materialized_refresh_loop_sleeps_until_the_next_table_is_due(wh):
+    """--loop waits until the earliest ACTIVATED table falls due (bounded by --max-sleep); suspended
+    tables do not shorten the wait."""
+    from paimon_lab.sql.materialized import _seconds_to_next, materialized_tables, refresh_due
+    from paimon_lab.utils.clock import use_clock
+
+    t0 = 1_900_000_000_000
+    s = Session(wh)
+    try:
+        s.run("CREATE TABLE src (k INT, v INT); INSERT INTO src VALUES (1, 1);")
+        with use_clock(t0):
+            s.run("CREATE MATERIALIZED TABLE a FRESHNESS = INTERVAL '10' MINUTE AS SELECT sum(v) AS total FROM src")
+            s.run("CREATE MATERIALIZED TABLE b FRESHNESS = INTERVAL '1' HOUR AS SELECT sum(v) AS total FROM src")
+        s.run("ALTER MATERIALIZED TABLE b SUSPEND")
+        s.close()
+        assert {(d.name, d.due_millis) for d in materialized_tables(s)} == {("a", t0 + 600_000), ("b", None)}
+        with use_clock(t0 + 60_000):
+            assert _seconds_to_next(s, [], cap=3600) == 540
+            assert _seconds_to_next(s, [], cap=60) == 60
+            assert refresh_due(s, log=lambda m: None) == ([], [])
+        with use_clock(t0 + 600_000):
+            assert refresh_due(s, log=lambda m: None) == (["default.a"], [])
+            assert _seconds_to_next(s, [], cap=3600) == 600
+    finally:
+        s.close()
