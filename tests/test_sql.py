@@ -1234,7 +1234,11 @@ def test_materialized_refresh_cli_refreshes_only_due_tables(wh):
 def test_materialized_refresh_loop_sleeps_until_the_next_table_is_due(wh):
     """--loop waits until the earliest ACTIVATED table falls due (bounded by --max-sleep); suspended
     tables do not shorten the wait."""
-    from paimon_lab.sql.materialized import _seconds_to_next, materialized_tables, refresh_due
+    from paimon_lab.sql.materialized import (
+        _seconds_to_next,
+        materialized_tables,
+        refresh_due,
+    )
     from paimon_lab.utils.clock import use_clock
 
     t0 = 1_900_000_000_000
