@@ -178,3 +178,22 @@ def test_pypaimon_reads_the_compacted_table_and_writes_postponed_rows(lab, py_ca
     py = py_catalog.read_table("db.p")
     assert sorted(zip(py.column("k").to_pylist(), py.column("v").to_pylist())) == [
         (1, "lab1"), (2, "py2"), (3, "lab3"), (7, "py7")]
+
+
+def test_postpone_target_size_per_bucket(lab):
+    """Without a default bucket count or target rows, a new partition gets one bucket per
+    'postpone.target-size-per-bucket' bytes of postponed files (rounded up)."""
+    t = lab.create_table("db.p", SCHEMA, primary_keys=["dt", "k"], partition_keys=["dt"], options={"bucket": "-2"})
+    t.write(data("a", list(range(50)), "v"))
+    t.write(data("b", list(range(50)), "v"))
+    size_a = sum(e.file.file_size for e in entries(t) if e.partition == entries(t)[0].partition)
+    t.alter(SchemaChange.set_option("postpone.target-size-per-bucket", str(size_a // 3)))
+    t = lab.get_table("db.p")
+    t.compact()
+    totals = {tb for _, tb in bucket_of_keys(t).values()}
+    assert totals == {-(-size_a // (size_a // 3))}  # both partitions wrote the same bytes
+    # the default (1 gb) gives a small partition one bucket
+    t.write(data("c", [1, 2], "v"))
+    t.alter(SchemaChange.remove_option("postpone.target-size-per-bucket"))
+    lab.get_table("db.p").compact()
+    assert {tb for (dt, _), (_, tb) in bucket_of_keys(lab.get_table("db.p")).items() if dt == "c"} == {1}

@@ -207,7 +207,7 @@ class Option:
 
 _FORMATS = _enum("parquet", "orc", "avro")
 _OPTIONS: list[Option] = [
-    Option("bucket", -1, _parse_int, "Number of buckets; -1 is dynamic (PK) or bucket-unaware (append)."),
+    Option("bucket", -1, _parse_int, "Number of buckets; -1 is dynamic (PK) or bucket-unaware (append), -2 postpone (PK)."),
     Option("bucket-function.type", "default", _enum("default", "mod", "hive")),
     Option("bucket-key", None, str, "Columns whose hash picks the bucket."),
     Option("postpone.default-bucket-num", None, _parse_int,

@@ -42,7 +42,7 @@ class PostponeBucketWrite(KeyValueFileStoreWrite):
     """Writes of a postpone-bucket table: each flush appends, per partition, the rows as they came
     to ``bucket-postpone`` files; nothing is merged, restored or compacted."""
 
-    def __init__(self, store: "FileStore", commit_user: str, ignore_previous_files: bool = False,
+    def __init__(self, store: FileStore, commit_user: str, ignore_previous_files: bool = False,
                  file_uuid: str | None = None):
         super().__init__(store, commit_user, ignore_previous_files, file_uuid=file_uuid,
                          total_buckets=POSTPONE_BUCKET)
@@ -104,8 +104,8 @@ class PostponeBucketWrite(KeyValueFileStoreWrite):
 class _RealBucketWrite(KeyValueFileStoreWrite):
     """A fixed-bucket writer for one partition of a postpone-bucket table, over its real buckets."""
 
-    def __init__(self, store: "FileStore", commit_user: str, total_buckets: int, partition: bytes,
-                 base: "Snapshot"):
+    def __init__(self, store: FileStore, commit_user: str, total_buckets: int, partition: bytes,
+                 base: Snapshot):
         super().__init__(store, commit_user, total_buckets=total_buckets)
         self._partition = partition
         self._base = (base,)
@@ -118,7 +118,7 @@ class _RealBucketWrite(KeyValueFileStoreWrite):
         return self._restored
 
 
-def new_partition_buckets(store: "FileStore", postponed: list[ManifestEntry]) -> int:
+def new_partition_buckets(store: FileStore, postponed: list[ManifestEntry]) -> int:
     """The bucket count of a partition without real buckets yet: 'postpone.default-bucket-num', else
     the postponed rows over 'postpone.target-row-num-per-bucket', else their bytes over
     'postpone.target-size-per-bucket' (rounded up, at least 1), as Java's PostponeUtils."""
@@ -157,7 +157,7 @@ def _as_compaction(msg: CommitMessage, io, directory: str) -> CommitMessage:
     return out
 
 
-def compact_postponed(store: "FileStore", full: bool = False, partition_filter: Predicate | None = None) -> int | None:
+def compact_postponed(store: FileStore, full: bool = False, partition_filter: Predicate | None = None) -> int | None:
     """Move the postponed rows of every partition (or the matching ones) into real buckets and
     compact the buckets they land in and those with level-0 files (``full``: every bucket, into
     its top level); the COMPACT snapshot id, or None if there was nothing to do."""
