@@ -75,6 +75,8 @@ def test_rows_wait_in_the_postpone_bucket_until_compaction(lab):
     assert all(e.bucket >= 0 and e.total_buckets == 3 for e in entries(t))
     assert sorted(os.listdir(directory)) == names  # the postponed files stay until snapshot expiration
     assert t.compact() is None  # nothing left to move or compact
+    t.expire_snapshots(retain_max=1, retain_min=1)
+    assert not os.path.exists(directory) and len(rows(t)) == 6
 
 
 def test_buckets_match_a_fixed_bucket_table(lab):
