@@ -10,9 +10,9 @@ import pyarrow as pa
 
 from paimon_lab.core.key_value import KIND_NAMES, VALUE_KIND
 from paimon_lab.core.manifest import ADD, ManifestEntry
+from paimon_lab.core.schema import POSTPONE_BUCKET, is_postpone
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.mergetree.compact_rewriter import BucketFiles
-from paimon_lab.core.schema import POSTPONE_BUCKET, is_postpone
 from paimon_lab.operation.scan import DataSplit, FileStoreScan
 from paimon_lab.operation.split_read import TableRead
 
@@ -60,7 +60,7 @@ def snapshot_changes(store: "FileStore", snap: Snapshot, columns: Sequence[str] 
     return pa.concat_tables(parts).cast(out_schema) if parts else out_schema.empty_table()
 
 
-def postponed_rows(store: "FileStore", snap: Snapshot, columns: Sequence[str] | None = None) -> pa.Table:
+def postponed_rows(store: FileStore, snap: Snapshot, columns: Sequence[str] | None = None) -> pa.Table:
     """The rows a postpone-bucket table still holds in its postpone buckets at ``snap``, unmerged,
     oldest file first, with their row kinds: what Java's streaming full scan adds to the merged
     real buckets when the table has no changelog producer."""
