@@ -378,29 +378,6 @@ def test_fast_forward_drops_mains_newer_schemas_and_tags(lab):
     assert sorted(fresh.to_arrow()["k"].to_pylist()) == [0, 1, 10, 11, 20]
 
 
-# ---------------------------------------------------------------- postpone bucket
-
-def test_postpone_bucket_is_refused(lab):
-    with pytest.raises(OptionError, match="postpone"):
-        lab.create_table("db.pp", SCHEMA, primary_keys=["k"], options={"bucket": "-2"})
-    t = lab.create_table("db.pp", SCHEMA, primary_keys=["k"], options={"bucket": "2"})
-    t.write(rows(0, 3))
-    from paimon_lab import SchemaChange
-    with pytest.raises(OptionError, match="postpone"):
-        t.alter(SchemaChange.set_option("bucket", "-2"))
-    # a table some other engine made postpone-bucket: reads and writes refuse, nothing reads it as dynamic
-    import json
-    path = t.store.schema_manager.path(0)
-    raw = json.loads(t.file_io.read_text(path))
-    raw["options"]["bucket"] = "-2"
-    t.file_io.write_bytes(path, json.dumps(raw).encode())
-    again = lab.get_table("db.pp")
-    with pytest.raises(OptionError, match="postpone"):
-        again.to_arrow()
-    with pytest.raises(OptionError, match="postpone"):
-        again.write(rows(5, 6))
-
-
 def test_deleting_a_tag_deletes_the_files_only_it_kept(lab):
     t = lab.create_table("db.d", SCHEMA, options={"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1"})
     t.write(rows(0, 3))

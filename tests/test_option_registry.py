@@ -832,6 +832,13 @@ for _k in ("definition-query", "interval-freshness", "interval-freshness.time-un
            "refresh-mode", "refresh-status"):
     BEHAVIOUR[f"materialized-table.{_k}"] = BEHAVIOUR["materialized-table.*"]
 
+_POSTPONE = "tests/test_postpone_bucket.py::"
+BEHAVIOUR.update({
+    "postpone.default-bucket-num": _POSTPONE + "test_bucket_count_per_partition",
+    "postpone.target-row-num-per-bucket": _POSTPONE + "test_bucket_count_per_partition",
+    "postpone.target-size-per-bucket": _POSTPONE + "test_postpone_target_size_per_bucket",
+})
+
 _LIFECYCLE = "tests/test_auto_lifecycle.py::"
 BEHAVIOUR.update({
     "tag.automatic-creation": _LIFECYCLE + "test_process_time_daily_tags",

@@ -1102,7 +1102,7 @@ def test_sql_package_layers():
     grimp = pytest.importorskip("grimp")
     graph = grimp.build_graph("paimon_lab", cache_dir=None)
     handlers = sorted(m.rsplit(".", 1)[1] for m in graph.find_children("paimon_lab.sql.handlers"))
-    layers = [grimp.Layer("session", "complete", independent=True), "dispatch", grimp.Layer(*(f"handlers.{h}" for h in handlers), independent=True),
+    layers = ["materialized", grimp.Layer("session", "complete", independent=True), "dispatch", grimp.Layer(*(f"handlers.{h}" for h in handlers), independent=True),
               "common", "plan", "resolve",
               grimp.Layer("format_table", "object_table", "materialized_table", independent=True),
               grimp.Layer("schemas", "writing", independent=True), "context", "catalogs", "prepared",
@@ -1110,7 +1110,7 @@ def test_sql_package_layers():
               grimp.Layer("clauses", "spelling", "params", "rewrite", "feedback", independent=True), "lexer", "errors"]
     assert graph.find_illegal_dependencies_for_layers(layers=layers, containers={"paimon_lab.sql"}) == set()
     assert not {m for m in graph.find_modules_that_directly_import("paimon_lab.sql") if m.startswith("paimon_lab.sql")}
-    listed = {"session", "complete", "dispatch", "common", "plan", "resolve", "format_table", "object_table",
+    listed = {"materialized", "session", "complete", "dispatch", "common", "plan", "resolve", "format_table", "object_table",
               "materialized_table", "schemas", "writing", "context", "catalogs", "prepared", "duck", "relations",
               "datagen", "clauses", "spelling", "params", "rewrite", "feedback", "lexer", "errors"}
     modules = {m.split(".", 2)[2] for m in graph.find_children("paimon_lab.sql")} - {"handlers"}
@@ -1188,3 +1188,75 @@ def test_complete_names_columns_and_system_tables(s):
     assert texts(text, text.index("  ") + 1)[1] == ["k"]
     _, items = complete(s, "SEL", 3)
     assert [(c.text, c.kind) for c in items] == [("SELECT", "keyword")]
+
+
+def test_materialized_refresh_cli_refreshes_only_due_tables(wh):
+    """The cron/systemd entry refreshes a materialized table whose freshness has passed, leaves a
+    fresh one and a suspended one alone, and exits 0."""
+    import subprocess
+    import sys
+
+    from paimon_lab.utils.clock import now_millis, use_clock
+
+    two_hours_ago = now_millis() - 2 * 3600 * 1000
+    s = Session(wh)
+    try:
+        s.run("CREATE TABLE src (k INT, v INT); INSERT INTO src VALUES (1, 1);")
+        with use_clock(two_hours_ago):  # its last refresh was two hours ago: due
+            s.run("CREATE MATERIALIZED TABLE due FRESHNESS = INTERVAL '1' HOUR AS SELECT sum(v) AS total FROM src")
+        s.run("CREATE MATERIALIZED TABLE fresh FRESHNESS = INTERVAL '1' HOUR AS SELECT sum(v) AS total FROM src")
+        with use_clock(two_hours_ago):
+            s.run("CREATE MATERIALIZED TABLE paused FRESHNESS = INTERVAL '1' HOUR AS SELECT sum(v) AS total FROM src")
+        s.run("ALTER MATERIALIZED TABLE paused SUSPEND")
+    finally:
+        s.close()
+    Session(wh).run("INSERT INTO src VALUES (1, 5)")
+    env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-m", "paimon_lab.sql.materialized", "refresh", "--warehouse", wh],
+                         check=False, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "default.due: refreshed" in out.stdout
+    assert "default.fresh: fresh" in out.stdout and "default.paused: suspended" in out.stdout
+    cat = Catalog(wh)
+    assert cat.get_table("default.due").to_arrow().column("total").to_pylist() == [6]
+    assert cat.get_table("default.fresh").to_arrow().column("total").to_pylist() == [1]
+    assert cat.get_table("default.paused").to_arrow().column("total").to_pylist() == [1]
+    # --table with --force refreshes a named table even when it is fresh; a wrong name fails clearly
+    out = subprocess.run([sys.executable, "-m", "paimon_lab.sql.materialized", "refresh", "--warehouse", wh,
+                          "--table", "default.fresh", "--force"], check=False, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0 and "default.fresh: refreshed" in out.stdout, out.stderr
+    assert cat.get_table("default.fresh").to_arrow().column("total").to_pylist() == [6]
+    out = subprocess.run([sys.executable, "-m", "paimon_lab.sql.materialized", "refresh", "--warehouse", wh,
+                          "--table", "default.src"], check=False, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 2 and "not a materialized table" in out.stderr
+
+
+def test_materialized_refresh_loop_sleeps_until_the_next_table_is_due(wh):
+    """--loop waits until the earliest ACTIVATED table falls due (bounded by --max-sleep); suspended
+    tables do not shorten the wait."""
+    from paimon_lab.sql.materialized import (
+        _seconds_to_next,
+        materialized_tables,
+        refresh_due,
+    )
+    from paimon_lab.utils.clock import use_clock
+
+    t0 = 1_900_000_000_000
+    s = Session(wh)
+    try:
+        s.run("CREATE TABLE src (k INT, v INT); INSERT INTO src VALUES (1, 1);")
+        with use_clock(t0):
+            s.run("CREATE MATERIALIZED TABLE a FRESHNESS = INTERVAL '10' MINUTE AS SELECT sum(v) AS total FROM src")
+            s.run("CREATE MATERIALIZED TABLE b FRESHNESS = INTERVAL '1' HOUR AS SELECT sum(v) AS total FROM src")
+        s.run("ALTER MATERIALIZED TABLE b SUSPEND")
+        s.close()
+        assert {(d.name, d.due_millis) for d in materialized_tables(s)} == {("a", t0 + 600_000), ("b", None)}
+        with use_clock(t0 + 60_000):
+            assert _seconds_to_next(s, [], cap=3600) == 540
+            assert _seconds_to_next(s, [], cap=60) == 60
+            assert refresh_due(s, log=lambda m: None) == ([], [])
+        with use_clock(t0 + 600_000):
+            assert refresh_due(s, log=lambda m: None) == (["default.a"], [])
+            assert _seconds_to_next(s, [], cap=3600) == 600
+    finally:
+        s.close()

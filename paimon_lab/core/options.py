@@ -217,9 +217,15 @@ class Option:
 
 _FORMATS = _enum("parquet", "orc", "avro")
 _OPTIONS: list[Option] = [
-    Option("bucket", -1, _parse_int, "Number of buckets; -1 is dynamic (PK) or bucket-unaware (append)."),
+    Option("bucket", -1, _parse_int, "Number of buckets; -1 is dynamic (PK) or bucket-unaware (append), -2 postpone (PK)."),
     Option("bucket-function.type", "default", _enum("default", "mod", "hive")),
     Option("bucket-key", None, str, "Columns whose hash picks the bucket."),
+    Option("postpone.default-bucket-num", None, _parse_int,
+           "Bucket count a postpone compaction gives a partition that has no real buckets yet."),
+    Option("postpone.target-row-num-per-bucket", None, _parse_int,
+           "Without a default bucket count: postponed rows per bucket of a new partition."),
+    Option("postpone.target-size-per-bucket", 1 << 30, parse_memory,
+           "Without a default bucket count or target rows: postponed bytes per bucket of a new partition."),
     Option("file.format", "parquet", _FORMATS, "Data file format."),
     Option("file.compression", "zstd", _enum("zstd", "snappy", "gzip", "lz4", "brotli", "none",
                                              "uncompressed", "lzo"), "Data file compression."),

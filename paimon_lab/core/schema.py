@@ -188,17 +188,26 @@ def _validate(schema: TableSchema) -> None:
 
 
 POSTPONE_BUCKET = -2
-POSTPONE_REFUSAL = ("'bucket' = -2 (Paimon 1.1+ postpone-bucket mode) is not supported: there, new rows go "
-                    "unmerged to a 'bucket-postpone' directory that batch reads skip until a postpone "
-                    "compaction (Flink) assigns them real buckets; paimon-lab has neither that write path "
-                    "nor that compaction, and reading such a table as dynamic-bucket would be wrong. Use "
-                    "-1 (dynamic bucket) or a fixed bucket count")
+
+
+def is_postpone(schema: TableSchema) -> bool:
+    """A postpone-bucket table (``'bucket' = -2``, Paimon 1.1+): new rows wait unmerged in the
+    partition's ``bucket-postpone`` directory until a compaction gives them real buckets."""
+    return schema.core.bucket == POSTPONE_BUCKET and bool(schema.primary_keys)
 
 
 def check_bucket_mode(schema: TableSchema) -> None:
-    """Refuse a table whose bucket mode paimon-lab cannot honour (postpone)."""
-    if schema.core.bucket == POSTPONE_BUCKET:
-        raise OptionError(POSTPONE_REFUSAL)
+    """Refuse a bucket mode paimon-lab cannot honour: postpone buckets without a primary key (as
+    Java) or with partition keys outside it (a key would move between partitions)."""
+    if schema.core.bucket != POSTPONE_BUCKET:
+        return
+    if not schema.primary_keys:
+        raise OptionError("'bucket' = -2 (postpone bucket) needs a primary key; an append table takes -1 "
+                          "or a positive bucket count")
+    missing = [k for k in schema.partition_keys if k not in schema.primary_keys]
+    if missing:
+        raise OptionError(f"A postpone-bucket table ('bucket' = -2) needs the partition keys in its primary key "
+                          f"{list(schema.primary_keys)}; missing {missing}")
 
 
 def _validate_buckets(schema: TableSchema) -> None:
@@ -216,7 +225,7 @@ def _validate_buckets(schema: TableSchema) -> None:
             raise SchemaError(f"bucket-key '{k}' must be part of the primary key {list(schema.primary_keys)}")
     if bucket > 0 and not schema.primary_keys and not core.bucket_key:
         raise SchemaError("An append table with a fixed 'bucket' needs a 'bucket-key' option")
-    if bucket > 0 and schema.primary_keys:
+    if bucket > 0 and schema.primary_keys:  # (postpone: check_bucket_mode)
         missing = [k for k in schema.partition_keys if k not in schema.primary_keys]
         if missing:
             raise SchemaError(

@@ -10,9 +10,10 @@ import pyarrow as pa
 
 from paimon_lab.core.key_value import KIND_NAMES, VALUE_KIND
 from paimon_lab.core.manifest import ADD, ManifestEntry
+from paimon_lab.core.schema import POSTPONE_BUCKET, is_postpone
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.mergetree.compact_rewriter import BucketFiles
-from paimon_lab.operation.scan import DataSplit
+from paimon_lab.operation.scan import DataSplit, FileStoreScan
 from paimon_lab.operation.split_read import TableRead
 
 if TYPE_CHECKING:
@@ -56,6 +57,20 @@ def snapshot_changes(store: "FileStore", snap: Snapshot, columns: Sequence[str] 
     entries = [e for m in mio.read_manifest_list(list_name) for e in mio.read_manifest(m.file_name) if e.kind == ADD]
     parts = [_changed_rows(store, e, names)
              for e in sorted(entries, key=lambda e: (e.partition, e.bucket, e.file.min_sequence_number))]
+    return pa.concat_tables(parts).cast(out_schema) if parts else out_schema.empty_table()
+
+
+def postponed_rows(store: FileStore, snap: Snapshot, columns: Sequence[str] | None = None) -> pa.Table:
+    """The rows a postpone-bucket table still holds in its postpone buckets at ``snap``, unmerged,
+    oldest file first, with their row kinds: what Java's streaming full scan adds to the merged
+    real buckets when the table has no changelog producer."""
+    names = list(columns) if columns is not None else store.schema.field_names
+    out_schema = changes_schema(store, names)
+    if not is_postpone(store.schema) or store.schema.core.get("changelog-producer") != "none":
+        return out_schema.empty_table()
+    entries = [e for e in FileStoreScan(store).read_entries(snap) if e.bucket == POSTPONE_BUCKET]
+    parts = [_changed_rows(store, e, names)
+             for e in sorted(entries, key=lambda e: (e.partition, e.file.creation_time_millis or 0))]
     return pa.concat_tables(parts).cast(out_schema) if parts else out_schema.empty_table()
 
 

@@ -7,10 +7,12 @@ import uuid
 from typing import TYPE_CHECKING
 
 from paimon_lab.core.predicate import Predicate
+from paimon_lab.core.schema import is_postpone
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.operation.append_compact import AppendCompactor
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
+from paimon_lab.operation.postpone import compact_postponed
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.utils.progress import progress
@@ -25,6 +27,8 @@ def compact(store: "FileStore", full: bool = False, partition_filter: Predicate 
     None if there was nothing to do."""
     if not store.schema.primary_keys:
         return _compact_append(store, full, partition_filter)
+    if is_postpone(store.schema):
+        return compact_postponed(store, full, partition_filter)
     write = KeyValueFileStoreWrite(store, str(uuid.uuid4()))
     messages: list[CommitMessage] = []
     try:

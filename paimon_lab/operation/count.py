@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from paimon_lab.core.predicate import Predicate
 from paimon_lab.core.snapshot import Snapshot
-from paimon_lab.operation.scan import FileStoreScan, LiveEntries
+from paimon_lab.operation.scan import FileStoreScan, LiveEntries, real_buckets
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -45,7 +45,7 @@ def metadata_count(store: FileStore, snapshot: Snapshot, predicate: Predicate | 
     partition_names = {f.name for f in schema.partition_fields}
     if predicate is not None and not predicate.columns() <= partition_names:
         return None
-    live = FileStoreScan(store).live_columns(snapshot)
+    live = real_buckets(store, FileStoreScan(store).live_columns(snapshot))
     if predicate is not None and live.num_rows:
         live = live.filter(partition_mask(store, live, predicate))
     t = live.table

@@ -46,7 +46,7 @@ class KeyValueFileStoreWrite:
     """Writes a primary-key table: buffering, bucketing, and one MergeTreeWriter per bucket."""
 
     def __init__(self, store: "FileStore", commit_user: str, ignore_previous_files: bool = False,
-                 file_uuid: str | None = None):
+                 file_uuid: str | None = None, total_buckets: int | None = None):
         self.store = store
         self.ignore_previous_files = ignore_previous_files
         self.schema = store.schema
@@ -54,8 +54,9 @@ class KeyValueFileStoreWrite:
         self.commit_user = commit_user
         self.layout = KeyValueLayout(self.schema)
         self.merge_fn = merge_function_for(self.schema)
-        self.total_buckets = core.bucket
-        self.dynamic = self.total_buckets <= 0
+        # ``total_buckets``: a postpone-bucket table's (-2), or the real bucket count of one of its partitions
+        self.total_buckets = core.bucket if total_buckets is None else total_buckets
+        self.dynamic = self.total_buckets == -1
         self._base: tuple[Snapshot | None] | None = None
         self.assigner = DynamicBucketAssigner(store, self.base_snapshot) if self.dynamic else None
         self.cross_partition = self.dynamic and any(

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from paimon_lab.core.key_value import SEQUENCE_NUMBER
 from paimon_lab.core.manifest import ADD, DataFileMeta, FileNamer, ManifestEntry
+from paimon_lab.core.schema import POSTPONE_BUCKET
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.errors import CommitConflictError, SnapshotNotExistError
 from paimon_lab.io.file_io import join
@@ -112,7 +113,7 @@ class SequenceRebase:
             return added
         lowest: dict[Bucket, int] = {}
         for e in added:
-            if e.kind == ADD:
+            if e.kind == ADD and e.bucket != POSTPONE_BUCKET:  # postponed rows are ordered by file, not sequence
                 key = (e.partition, e.bucket)
                 lowest[key] = min(lowest.get(key, e.file.min_sequence_number), e.file.min_sequence_number)
         if not lowest:

@@ -21,7 +21,7 @@ from paimon_lab.core.bucket_function import bucket_ids
 from paimon_lab.core.manifest import DELETE, DataFileMeta, ManifestColumns, ManifestEntry, ManifestFileMeta
 from paimon_lab.core.options import check_readable
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate
-from paimon_lab.core.schema import TableSchema, check_bucket_mode, field_default_values
+from paimon_lab.core.schema import POSTPONE_BUCKET, TableSchema, check_bucket_mode, field_default_values, is_postpone
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
 from paimon_lab.fileindex import INDEX_FILE_SUFFIX, FileIndexReader
@@ -114,7 +114,7 @@ class LiveEntries:
 
 class FileStoreScan:
     def __init__(self, store: "FileStore"):
-        check_bucket_mode(store.schema)   # a postpone-bucket table is not a dynamic-bucket one
+        check_bucket_mode(store.schema)
         self.store = store
 
     def manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
@@ -197,7 +197,7 @@ class FileStoreScan:
         (``k = v``, ``k IN (...)``, combined with AND and OR), a function from an entry's total bucket
         count to the buckets that can hold matching rows (None: any bucket). Else None."""
         schema = self.store.schema
-        if predicate is None or schema.core.bucket <= 0:
+        if predicate is None or (schema.core.bucket <= 0 and not is_postpone(schema)):
             return None
         keys = schema.bucket_keys
         values = _pinned_values(predicate, set(keys))
@@ -241,7 +241,7 @@ class FileStoreScan:
         schema = self.store.schema
         part_names = {f.name for f in schema.partition_fields}
         part_pred = predicate.restrict(part_names) if predicate is not None else None
-        live = self.live_columns(snapshot, part_pred)
+        live = real_buckets(self.store, self.live_columns(snapshot, part_pred))
         if predicate is not None and schema.primary_keys and not schema.core.get("deletion-vectors.enabled"):
             # Versions of a row live in several files; only key columns may skip a file. (With
             # deletion vectors a read takes each key from one file, so any column may, as in Java.)
@@ -273,6 +273,14 @@ class FileStoreScan:
             if files:
                 splits.append(DataSplit(part, bucket, files, snapshot.id, snapshot))
         return splits
+
+
+def real_buckets(store: FileStore, live: LiveEntries) -> LiveEntries:
+    """``live`` without a postpone-bucket table's postponed files: batch reads see rows only once
+    a compaction has moved them into real buckets (Java's ``onlyReadRealBuckets``)."""
+    if not is_postpone(store.schema) or not live.num_rows:
+        return live
+    return live.filter(pc.not_equal(live.table.column("_BUCKET"), POSTPONE_BUCKET))
 
 
 _NUMERIC_STATS = {"TINYINT": "<i1", "SMALLINT": "<i2", "INT": "<i4", "BIGINT": "<i8", "FLOAT": "<f4", "DOUBLE": "<f8"}

@@ -23,7 +23,7 @@ from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.errors import PaimonLabError, SnapshotNotExistError
 from paimon_lab.operation.changes import changes
 from paimon_lab.operation.split_read import read_table
-from paimon_lab.operation.changes import snapshot_changes
+from paimon_lab.operation.changes import postponed_rows, snapshot_changes
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -79,8 +79,11 @@ def stream(store: "FileStore", *, mode: str = "latest-full", snapshot_id: int | 
         snap = sm.latest() if mode != "from-snapshot-full" else sm.snapshot(_required(snapshot_id, mode))
         if snap is not None:
             full = read_table(store, columns=names, snapshot_id=snap.id)
-            yield StreamBatch(snap.id, snap.commit_kind,
-                              full.add_column(0, "rowkind", pa.array(["+I"] * full.num_rows, pa.string())))
+            full = full.add_column(0, "rowkind", pa.array(["+I"] * full.num_rows, pa.string()))
+            postponed = postponed_rows(store, snap, names)
+            if postponed.num_rows:
+                full = pa.concat_tables([full.cast(postponed.schema), postponed])
+            yield StreamBatch(snap.id, snap.commit_kind, full)
             next_id = snap.id + 1
             _record(consumers, consumer_id, next_id)
     elif mode == "latest":

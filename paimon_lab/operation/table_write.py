@@ -12,7 +12,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
-from paimon_lab.core.schema import check_bucket_mode
+from paimon_lab.core.schema import check_bucket_mode, is_postpone
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind
 from paimon_lab.errors import CommitConflictError, PaimonLabError, SchemaError
 from paimon_lab.operation.append_write import AppendWriter
@@ -20,6 +20,7 @@ from paimon_lab.operation.commit import FileStoreCommit, retry_wait
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.maintenance import after_commit
 from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
+from paimon_lab.operation.postpone import PostponeBucketWrite
 from paimon_lab.store.commit_message import CommitMessage
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ def new_store_write(store: "FileStore", commit_user: str, ignore_previous_files:
     """The writer of a table kind; an overwrite ignores the files it is about to replace.
     ``file_uuid``: the uuid part of every file name it writes (default: a fresh one)."""
     check_bucket_mode(store.schema)
+    if is_postpone(store.schema):
+        return PostponeBucketWrite(store, commit_user, ignore_previous_files, file_uuid=file_uuid)
     if store.schema.primary_keys:
         return KeyValueFileStoreWrite(store, commit_user, ignore_previous_files, file_uuid=file_uuid)
     return AppendWriter(store, commit_user, ignore_previous_files, file_uuid=file_uuid)

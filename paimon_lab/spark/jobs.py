@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from paimon_lab.core.bucket_function import bucket_ids
+from paimon_lab.core.schema import is_postpone
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.errors import CommitError, PaimonLabError, TableNotExistError
 from paimon_lab.table import Table
@@ -198,6 +199,8 @@ def compact(spark: "SparkSession", identifier: str, warehouse: str | None = None
     (None if there was nothing to compact). A failed task fails the call and leaves no files."""
     ref = _ref(identifier, warehouse)
     table = ref.open()
+    if is_postpone(table.schema):  # the move into real buckets replays files in order: on the driver
+        return table.compact(full=full)
     latest = table.snapshot_manager.latest()
     if latest is None:
         return None

@@ -42,11 +42,12 @@ import numpy as np
 
 from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner, PartitionIndex
 from paimon_lab.store.file_store import live_index_entries
-from paimon_lab.errors import PaimonLabError, SchemaError
+from paimon_lab.errors import OptionError, PaimonLabError, SchemaError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.hash_index import read_hash_index, write_hash_index
 from paimon_lab.core.index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path
 from paimon_lab.core.manifest import FileNamer
+from paimon_lab.core.schema import is_postpone
 from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
 from paimon_lab.operation.append_write import AppendWriter
 from paimon_lab.store.commit_message import CommitMessage
@@ -238,6 +239,9 @@ class SharedAppendWrite(AppendWriter):
 
 def task_writer(store: "FileStore", commit_user: str, snapshot: "Snapshot | None", task: int, *, overwrite: bool,
                 file_uuid: str | None):
+    if is_postpone(store.schema):
+        raise OptionError(f"{store.identifier}: Spark writes to a postpone-bucket table ('bucket' = -2) are not "
+                          "supported; write it with Table.write or SQL INSERT")
     cls = SharedKeyValueWrite if store.schema.primary_keys else SharedAppendWrite
     return cls(store, commit_user, snapshot, task, overwrite=overwrite, file_uuid=file_uuid)
 

@@ -1,11 +1,10 @@
 """Materialized tables: a query's result stored in a Paimon table whose options keep the
 definition and refresh state; refreshed on demand and, while ACTIVATED, on a daemon timer every
-freshness interval while the process runs."""
+freshness interval while the process runs (outside a process: :mod:`paimon_lab.sql.materialized`)."""
 
 from __future__ import annotations
 
 import threading
-import time
 import warnings
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,7 @@ from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.rewrite import parse, rewrite
 from paimon_lab.sql.spelling import quote, sql_string
 from paimon_lab.sql.writing import write_rows
+from paimon_lab.utils.clock import now_millis
 
 if TYPE_CHECKING:
     from paimon_lab.sql.context import SessionContext
@@ -73,7 +73,7 @@ def ensure_scheduled(ctx: SessionContext, cat: str, db: str, name: str, table) -
         return
     interval = interval_seconds(table)
     last = last_refresh_millis(table)
-    now = time.time()
+    now = now_millis() / 1000.0
     delay = interval if last is None else max(0.0, min(interval, last / 1000.0 + interval - now))
     schedule(ctx, cat, db, name, delay=delay)
 

@@ -184,7 +184,8 @@ class FileStore:
     # ------------------------------------------------------------------ paths and files
     def bucket_path(self, partition: bytes, bucket: int) -> str:
         parts = self.partition_codec.path(self.partition_codec.from_bytes(partition))
-        return join(self.path, parts, f"bucket-{bucket}") if parts else join(self.path, f"bucket-{bucket}")
+        name = "bucket-postpone" if bucket == -2 else f"bucket-{bucket}"  # Java's postpone bucket directory
+        return join(self.path, parts, name) if parts else join(self.path, name)
 
     def index_path(self, file_name: str) -> str:
         return join(self.path, "index", file_name)
