@@ -290,6 +290,7 @@ def test_long_lived_changelog_survives_snapshot_expiry(lab, producer):
     kept = cm.list_ids()
     assert kept == list(range(latest - 4 + 1, snaps[0]))       # changelog.num-retained.max = 4
     assert int(t.file_io.read_text(cm.dir + "/LATEST").strip()) == kept[-1]
+    assert t.system("changelogs").column("snapshot_id").to_pylist() == kept   # the $changelogs table
     assert any(written.get(c) for c in kept)                   # an expired APPEND snapshot lives on
     # every change since the oldest changelog is still readable, from changelog files or delta files
     start = kept[0] - 1

@@ -135,12 +135,13 @@ def test_parsed_identifier_opens_the_table(append_table, catalog):
 # ====================================================================== shape
 
 def test_names_and_columns_match_the_seed(append_table):
-    assert set(SYSTEM_TABLES) == set(SEED_COLUMNS) | {"audit_log", "binlog", "ro"}
+    assert set(SYSTEM_TABLES) == set(SEED_COLUMNS) | {"audit_log", "binlog", "ro", "changelogs"}
     for name, columns in SEED_COLUMNS.items():
         assert append_table.system(name).column_names == columns, name
     assert append_table.system("audit_log").column_names == ["rowkind"] + APPEND_SCHEMA.names
     assert append_table.system("binlog").column_names == ["rowkind"] + APPEND_SCHEMA.names
     assert append_table.system("ro").column_names == APPEND_SCHEMA.names
+    assert append_table.system("changelogs").column_names == SEED_COLUMNS["snapshots"]  # paimon-lab's own
 
 
 def test_empty_table_gives_empty_system_tables(catalog):

@@ -22,7 +22,7 @@ from paimon_lab.errors import PaimonLabError
 from paimon_lab.system.identifier import (BRANCH_PREFIX, GLOBAL_SYSTEM_TABLES, SYSTEM_DATABASE, SYSTEM_TABLE_SPLITTER,
                                           SYSTEM_TABLES, TIME_TRAVEL_TABLES, parse_system_identifier)
 from paimon_lab.system.layout import deletion_vector_rows, lsm_levels
-from paimon_lab.system.metadata_tables import (SCHEMAS, aggregate_files, aggregation_fields, branches, consumers,
+from paimon_lab.system.metadata_tables import (SCHEMAS, aggregate_files, aggregation_fields, branches, changelogs, consumers,
                                                files, manifests, options, resolve, schemas, snapshots,
                                                table_indexes, tags)
 from paimon_lab.system.row_tables import audit_log, binlog, binlog_schema, changes_log, read_rows
@@ -60,6 +60,8 @@ def system_table(store: "FileStore", name: str, *, snapshot_id: int | None = Non
         raise PaimonLabError("start_snapshot reads up to a snapshot id, not a tag")
     if key == "snapshots":
         return snapshots(store)
+    if key == "changelogs":
+        return changelogs(store)
     if key == "schemas":
         return schemas(store)
     if key == "options":

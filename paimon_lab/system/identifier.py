@@ -15,7 +15,7 @@ SYSTEM_DATABASE = "sys"
 SYSTEM_TABLES: tuple[str, ...] = (
     "snapshots", "schemas", "options", "audit_log", "binlog", "ro", "files", "tags", "branches",
     "consumers", "manifests", "aggregation_fields", "partitions", "buckets", "statistics",
-    "table_indexes",
+    "table_indexes", "changelogs",
 )
 GLOBAL_SYSTEM_TABLES: tuple[str, ...] = ("all_table_options", "catalog_options")
 

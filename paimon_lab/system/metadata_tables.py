@@ -1,4 +1,4 @@
-"""The metadata system tables: snapshots, schemas, options, files, tags, branches, consumers,
+"""The metadata system tables: snapshots, changelogs, schemas, options, files, tags, branches, consumers,
 manifests, partitions, buckets, table indexes, aggregation fields."""
 
 from __future__ import annotations
@@ -114,12 +114,23 @@ def _sort_by_partition_bucket(store: "FileStore", entries: list) -> list:
 
 # ---------------------------------------------------------------------------------- tables
 
-def snapshots(store: "FileStore") -> pa.Table:
+def _snapshot_rows(snaps) -> pa.Table:
     rows = [(s.id, s.schema_id, s.commit_user, s.commit_identifier, s.commit_kind, s.time_millis,
              s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list, s.total_record_count,
              s.delta_record_count, s.changelog_record_count, s.watermark)
-            for s in store.snapshot_manager.snapshots()]
+            for s in snaps]
     return table_of(rows, SCHEMAS["snapshots"])
+
+
+def snapshots(store: "FileStore") -> pa.Table:
+    return _snapshot_rows(store.snapshot_manager.snapshots())
+
+
+def changelogs(store: "FileStore") -> pa.Table:
+    """The long-lived changelogs (``changelog/changelog-N``: expired snapshots whose changes are
+    kept by 'changelog.*' retention), with the columns of ``$snapshots``. paimon-lab's own: Java
+    Paimon has no system table listing them."""
+    return _snapshot_rows(store.changelog_manager.changelogs())
 
 
 def schemas(store: "FileStore") -> pa.Table:
