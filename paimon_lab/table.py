@@ -20,7 +20,7 @@ from paimon_lab.operation import branch as branches
 from paimon_lab.operation import changes as changelog
 from paimon_lab.operation import expire, row_dml
 from paimon_lab.operation.compact import compact
-from paimon_lab.operation.scan import DataSplit, plan_splits
+from paimon_lab.operation.scan import ScanPlan, plan_splits
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.stream import stream
 from paimon_lab.operation.table_write import TableWrite, write_rows
@@ -207,12 +207,14 @@ class Table:
         raise PaimonLabError(f"filter must be a SQL string or a Predicate, not {type(filter).__name__}")
 
     def plan(self, *, filter: FilterLike = None, snapshot_id: int | None = None, tag: str | None = None,
-             timestamp_millis: int | None = None, read_optimized: bool = False) -> list[DataSplit]:
-        """The splits (files per partition and bucket) a read of this table would touch."""
+             timestamp_millis: int | None = None, read_optimized: bool = False) -> ScanPlan:
+        """The splits (files per partition and bucket) a read of this table would touch: a list of
+        DataSplits that notebooks show as a table."""
         snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
         if snap is None:
-            return []
-        return plan_splits(self.store, snap, self._predicate(filter), read_optimized)
+            return ScanPlan(store=self.store)
+        pred = self._predicate(filter)
+        return ScanPlan(plan_splits(self.store, snap, pred, read_optimized), self.store, snap.id, pred)
 
     def to_arrow(self, *, columns: Sequence[str] | None = None, filter: FilterLike = None,
                  snapshot_id: int | None = None, tag: str | None = None,
@@ -327,6 +329,9 @@ class Table:
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, path={self.path!r})"
+
+    def _repr_html_(self) -> str:
+        return system_tables.table_html(self.store)
 
 
 class TableWriter(TableWrite):
