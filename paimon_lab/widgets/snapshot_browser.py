@@ -151,7 +151,7 @@ class SnapshotBrowser(W.VBox):
                                    "<br>schema %{customdata[3]}<br>tags: %{customdata[4]}<extra></extra>"))
             tagged = df[df["tags"] != ""] if len(df) else df
             self._fig.layout.annotations = [
-                dict(x=int(r.snapshot_id), y=r.total_record_count, text="🏷 " + r.tags, showarrow=True, arrowhead=0,
+                dict(x=int(r.snapshot_id), y=r.total_record_count, text="⚑ " + r.tags, showarrow=True, arrowhead=0,
                      ay=-28, font=dict(size=11)) for r in tagged.itertuples()]
         self.figure = self._slot.show(self._fig)
         for trace in self.figure.data:
