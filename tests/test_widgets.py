@@ -109,12 +109,19 @@ def test_snapshot_browser_rollback_with_confirmation(pk_table):
     b = SnapshotBrowser(pk_table)
     b.selector.value = ("snapshot", 1)
     b.rollback_button.click()
-    assert "Roll back to snapshot 1" in b.confirm_message.value
+    assert b.question == ("Roll back to snapshot 1? This deletes snapshots 2–3, the files only they use and "
+                          "tags on them.")
     assert [s.id for s in pk_table.snapshots()] == [1, 2, 3]
+    b.selector.value = ("snapshot", 2)
+    assert b.question == ""                               # choosing another snapshot cancels the question
+    b.rollback_button.click()
+    assert b.question.endswith("This deletes snapshot 3, the files only it uses and tags on it.")
+    b.selector.value = ("snapshot", 1)
+    b.rollback_button.click()
     b.confirm_button.click()
     assert [s.id for s in pk_table.snapshots()] == [1]
     assert b.timeline["snapshot_id"].tolist() == [1]
-    assert "Rolled back" in b.status.value
+    assert b.message == "Rolled back to snapshot 1." and b.question == ""
     assert pk_table.to_arrow().num_rows == 50
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
+import re
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import pandas as pd
@@ -183,6 +184,11 @@ def pre(text: str) -> str:
     return f"<pre class='plab-pre'>{esc(text)}</pre>"
 
 
+def plain_text(html_text: str) -> str:
+    """The text a small piece of widget HTML shows (tags dropped, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]*>", "", html_text or ""))
+
+
 def error_html(e: BaseException) -> str:
     return f"<span class='plab-error'>{esc(type(e).__name__)}: {esc(e)}</span>"
 
@@ -287,5 +293,5 @@ def hashable_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["W", "CSS", "Raw", "Ref", "esc", "fmt_time", "fmt_value", "fmt_key", "fmt_partition", "java_bytes",
-           "html_table", "kv_table", "pre", "raw_bytes", "Pager", "error_html", "ok_html", "snapshot_refs", "resolve", "read_kwargs",
+           "html_table", "kv_table", "pre", "raw_bytes", "Pager", "error_html", "ok_html", "plain_text", "snapshot_refs", "resolve", "read_kwargs",
            "ref_label", "partition_filter", "hidden", "sync_figure", "FigureSlot", "hashable_frame"]
