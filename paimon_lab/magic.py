@@ -12,25 +12,31 @@ rows" (only those rows become pandas). ``--out NAME`` (or ``%%paimon NAME <<``) 
 result to NAME; a cell without a query binds what its statements did. DDL and DML statements
 say what they did as they run ("inserted 3 rows into c.db.t — snapshot 2"). ``{name}`` puts a
 notebook variable into the SQL as a quoted literal; ``{{name}}`` as raw SQL text.
-``--engine spark`` hands the cell to ``paimon_lab.spark``. Errors show one short message
-instead of a traceback.
+``--engine spark`` hands the cell to ``paimon_lab.spark``. A mistake in the SQL shows one red
+line, the SQL line with a caret under the spot and foldable details, not a traceback
+(``short_errors``). Tab completes table, column, system table and procedure names in the SQL
+(:func:`paimon_matcher`, registered with the magics).
 """
 
 from __future__ import annotations
 
 import argparse
+import html
 import re
 import shlex
 from collections import ChainMap
 from typing import Any, Callable
 
 import pyarrow as pa
+from IPython.core.completer import SimpleCompletion, context_matcher
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from traitlets import Bool, Int
 
 from paimon_lab import sql as sql_module
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.sql.common import display_text
+from paimon_lab.sql.complete import complete as complete_sql
+from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.feedback import ScriptError, StatementResult
 from paimon_lab.sql.lexer import split_statements
 from paimon_lab.sql.params import interpolate
@@ -40,14 +46,138 @@ DISPLAYLIMIT = 10  # jupysql's SqlMagic.displaylimit default
 
 
 class PaimonMagicError(Exception):
-    """An error shown by IPython as one line (no traceback)."""
+    """A user's mistake, shown by IPython without a traceback: a one-line red ``message``, the
+    offending line of SQL with a caret (``excerpt``), and ``details`` shown after it, foldable in
+    a notebook. ``error`` is the paimon-lab error behind it (None for the magic's own)."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, excerpt: str | None = None, details: str | None = None,
+                 error: BaseException | None = None):
         super().__init__(message)
         self.message = message
+        self.excerpt = excerpt
+        self.details = details
+        self.error = error
 
     def _render_traceback_(self) -> list[str]:
-        return [self.message]
+        return [f"{_RED}{self.message}{_RESET}"] + (self.excerpt.split("\n") if self.excerpt else [])
+
+    def details_bundle(self) -> dict[str, str]:
+        """The details as plain text, and as a folded ``<details>`` block for notebooks."""
+        text = self.details or ""
+        return {"text/plain": text,
+                "text/html": f"<details class='paimon-error-details'><summary>details</summary>"
+                             f"<pre>{html.escape(text)}</pre></details>"}
+
+
+_RED, _RESET = "\x1b[31m", "\x1b[0m"
+_HELP = ("%paimon --help lists the magic's options; %config PaimonMagic.short_errors = False shows the "
+         "Python traceback")
+
+
+def user_error(e: PaimonLabError, script: str | None = None, short: bool = True) -> Exception:
+    """What the magic raises for an error of the user's SQL or settings: a :class:`PaimonMagicError`
+    (``short``), or a RuntimeError chained to ``e`` whose traceback IPython shows in full."""
+    where = f"{e.progress}: " if isinstance(e, ScriptError) and script is not None and \
+        len(split_statements(script)) > 1 else ""
+    kind = "SqlError" if isinstance(e, SqlError) else type(e).__name__
+    message = f"{where}{kind}: {e}"
+    if not short:
+        return RuntimeError(message)
+    excerpt = e.excerpt() if isinstance(e, SqlError) else None
+    details = []
+    if isinstance(e, SqlError):
+        if e.detail:
+            details.append(e.detail)
+        if e.statement and e.statement.strip() and (excerpt is None or e.statement.strip().count("\n") > 1):
+            details.append("statement:\n" + e.statement.strip())
+    cause = e.__cause__ if isinstance(e.__cause__, PaimonLabError) else None
+    details.append(f"exception: {type(e).__module__}.{type(e).__qualname__}" +
+                   (f" (from {type(cause).__module__}.{type(cause).__qualname__})" if cause is not None else ""))
+    details.append(_HELP)
+    return PaimonMagicError(message, excerpt, "\n\n".join(details), e)
+
+
+# ---------------------------------------------------------------------------------- completion
+
+def _sql_offset(line: str) -> int | None:
+    """Where the SQL starts in the text after ``%paimon`` (past ``NAME <<`` and the options);
+    None while the options are being typed."""
+    i = 0
+    m = _ASSIGN.match(line)
+    if m:
+        i = m.end()
+    while True:
+        rest = line[i:]
+        word = re.match(r"\s*(\S+)", rest)
+        if word is None or not word.group(1).startswith("-"):
+            break
+        i += word.end()
+        if word.group(1) in _TAKES_VALUE:
+            value = re.match(r"\s*\S+", line[i:])
+            if value is None:
+                return None
+            i += value.end()
+    m = _ASSIGN.match(line, i)
+    if m:
+        i = m.end()
+    return i
+
+
+def sql_completions(full_text: str, offset: int) -> tuple[int, list[Any]] | None:
+    """The SQL completions at ``offset`` of a cell's text: ``(start, candidates)`` when the cursor
+    is in the SQL of a ``%%paimon`` cell or a ``%paimon`` line (the fragment from ``start`` to
+    ``offset`` is replaced by a candidate's text), else None."""
+    lines = full_text.split("\n")
+    line_no = full_text.count("\n", 0, offset)
+    line_start = offset - len(full_text[:offset].rsplit("\n", 1)[-1])
+    first = lines[0].lstrip()
+    if first.startswith("%%paimon") and line_no > 0:
+        header, sql_start = first[len("%%paimon"):], len(lines[0]) + 1
+        sql = full_text[sql_start:]
+    else:
+        line = full_text[line_start:offset]
+        stripped = line.lstrip()
+        if not stripped.startswith("%paimon") or stripped.startswith("%paimon_"):
+            return None
+        after = stripped[len("%paimon"):]
+        if after and not after[0].isspace():
+            return None
+        at = _sql_offset(after)
+        if at is None:
+            return None
+        header, sql_start = after[:at], line_start + (len(line) - len(stripped)) + len("%paimon") + at
+        sql = full_text[sql_start:offset]
+    try:
+        args, _ = parse_line(header)
+        session = sql_module._session_for(args.catalog)
+    except (PaimonMagicError, PaimonLabError):
+        session = sql_module.default_session()
+    start, items = complete_sql(session, sql, offset - sql_start)
+    return sql_start + start, items
+
+
+@context_matcher()
+def paimon_matcher(context) -> dict:
+    """IPython completion matcher (API v2): SQL names in ``%%paimon`` cells and ``%paimon``
+    lines (see :func:`paimon_lab.sql.complete.complete`); other cells are left to IPython."""
+    lines = context.full_text.split("\n")
+    offset = sum(len(x) + 1 for x in lines[:context.cursor_line]) + context.cursor_position
+    found = sql_completions(context.full_text, offset)
+    if found is None:
+        return {"completions": [], "suppress": False}
+    start, items = found
+    return {"completions": [SimpleCompletion(c.text, type=c.kind) for c in items],
+            "matched_fragment": context.full_text[start:offset], "suppress": True, "ordered": True}
+
+
+def _show_details(result) -> None:
+    """post_run_cell: after a cell that failed with a user's mistake, its details (below the
+    error, where a notebook folds them)."""
+    error = getattr(result, "error_in_exec", None)
+    if isinstance(error, PaimonMagicError) and error.details:
+        from IPython.display import display
+
+        display(error.details_bundle(), raw=True)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -145,10 +275,11 @@ def help_text() -> str:
 
 # ---------------------------------------------------------------------------------- results
 
-def run_statements(session, text: str, report: Callable[[str], None] | None) -> tuple[pa.Table | None,
-                                                                                       list[StatementResult]]:
+def run_statements(session, text: str, report: Callable[[str], None] | None,
+                   short: bool = True) -> tuple[pa.Table | None, list[StatementResult]]:
     """Run the cell's statements in ``session``: the last result table (None if none) and what
-    each statement did; ``report`` gets each DDL/DML statement's feedback line as it finishes."""
+    each statement did; ``report`` gets each DDL/DML statement's feedback line as it finishes.
+    Errors are raised as :func:`user_error` makes them."""
     last, steps = None, []
     try:
         for step in session.statements(text):
@@ -158,12 +289,8 @@ def run_statements(session, text: str, report: Callable[[str], None] | None) -> 
             message = step.feedback.message
             if report is not None and message and step.result is None:
                 report(message)
-    except ScriptError as e:
-        total = len(split_statements(text))
-        where = f"{e.progress}: " if total > 1 else ""
-        raise PaimonMagicError(f"{where}SqlError: {e}") from None
     except PaimonLabError as e:
-        raise PaimonMagicError(f"{type(e).__name__}: {e}") from None
+        raise user_error(e, text, short) from (e if not short else None)
     return last, steps
 
 
@@ -200,6 +327,7 @@ def run_magic(shell, line: str, cell: str | None, settings: Any = None, local_ns
     displaylimit = getattr(settings, "displaylimit", DISPLAYLIMIT)
     autopandas = getattr(settings, "autopandas", True)
     feedback = getattr(settings, "feedback", True)
+    short = getattr(settings, "short_errors", True)
     args, inline_sql = parse_line(line or "")
     if args.help:
         print(help_text())
@@ -212,7 +340,7 @@ def run_magic(shell, line: str, cell: str | None, settings: Any = None, local_ns
     try:
         text = interpolate(text, ChainMap(local_ns or {}, shell.user_ns if shell is not None else {}))
     except PaimonLabError as e:
-        raise PaimonMagicError(f"{type(e).__name__}: {e}") from None
+        raise user_error(e, short=short) from (e if not short else None)
     as_pandas = autopandas and not args.arrow
     steps: list[StatementResult] = []
     if args.engine == "spark":
@@ -221,9 +349,9 @@ def run_magic(shell, line: str, cell: str | None, settings: Any = None, local_ns
         try:
             session = sql_module._session_for(args.catalog)
         except PaimonLabError as e:
-            raise PaimonMagicError(f"{type(e).__name__}: {e}") from None
+            raise user_error(e, short=short) from (e if not short else None)
         report = print if feedback and not args.quiet else None
-        result, steps = run_statements(session, text, report)
+        result, steps = run_statements(session, text, report, short)
     if args.out:
         bound = result if result is not None else (feedback_table(steps) if steps else None)
         shell.user_ns[args.out] = None if bound is None else _convert(bound, as_pandas)
@@ -252,6 +380,10 @@ class PaimonMagic(Magics):
                       help="Return results as pandas DataFrames (False: as pyarrow.Tables, like --arrow).")
     feedback = Bool(True, config=True,
                     help="Print what each DDL/DML statement did ('inserted 3 rows into c.db.t — snapshot 2').")
+    short_errors = Bool(True, config=True,
+                        help="Show a mistake in the SQL as one red line, the SQL line with a caret under the "
+                             "spot and foldable details, without a traceback (jupysql's setting; False: the "
+                             "full Python traceback). Errors of paimon-lab itself always show their traceback.")
 
     @no_var_expand  # {name} is ours to expand, as a quoted literal: IPython would paste raw text
     @needs_local_scope
@@ -327,6 +459,10 @@ def load_ipython_extension(ip) -> None:
     """Register ``%paimon`` and ``%%paimon`` (``%load_ext paimon_lab`` / ``paimon_lab.magic``) and
     their settings (``%config PaimonMagic``)."""
     ip.register_magics(PaimonMagic(shell=ip))
+    if paimon_matcher not in ip.Completer.custom_matchers:
+        ip.Completer.custom_matchers.append(paimon_matcher)
+    if _show_details not in ip.events.callbacks["post_run_cell"]:
+        ip.events.register("post_run_cell", _show_details)
 
 
 def unload_ipython_extension(ip) -> None:  # pragma: no cover - IPython keeps magics until restart

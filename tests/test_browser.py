@@ -27,6 +27,7 @@ pytestmark = pytest.mark.slow
 CHROMIUM = "/usr/bin/chromium"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOK = "07_deletion_vectors_and_lsm.ipynb"
+LABEXTENSION = Path(__file__).resolve().parent.parent / "paimon_lab" / "labextension"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -69,8 +70,11 @@ def lab(tmp_path_factory):
     home = root / "home"
     for d in ("config", "data", "runtime", "workspaces", "settings"):
         (home / d).mkdir(parents=True)
+    # this checkout's labextension first (an installed paimon-lab has it in share/jupyter/labextensions)
+    shutil.copytree(LABEXTENSION, home / "data" / "labextensions" / "paimon-lab")
     port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+    env = dict(os.environ, JUPYTER_PATH=os.pathsep.join([str(home / "data"), os.environ.get("JUPYTER_PATH", "")]),
+               JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
                PAIMON_LAB_PROGRESS="0")
     log = open(root / "jupyter.log", "wb")
@@ -184,3 +188,54 @@ def test_widget_notebook_renders_in_jupyterlab(lab, artifacts, tmp_path):
         finally:
             context.close()
     assert all(p.exists() and p.stat().st_size > 1000 for p in shots)
+
+
+def test_paimon_cells_are_highlighted_as_sql(lab, artifacts, tmp_path):
+    """paimon-lab's labextension: a %%paimon cell's SQL keywords take the editor's keyword colour
+    (as Python's `import` does); the same word in a Python cell does not."""
+    import json
+
+    from playwright.sync_api import sync_playwright
+
+    base, token = lab
+    cells = ["%%paimon --out rows\nSELECT k FROM t WHERE k > 1", "SELECT = 1", "import os"]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                          "language": "python"}},
+          "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "source": c, "outputs": [],
+                     "execution_count": None} for i, c in enumerate(cells)]}
+    name = "sql_highlighting.ipynb"
+    req = urllib.request.Request(f"{base}/api/contents/{name}?token={token}", method="PUT",
+                                 data=json.dumps({"type": "notebook", "content": nb}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req).close()
+    color = """([cell, word]) => {
+        const editor = document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .cm-content')[cell];
+        const walker = document.createTreeWalker(editor, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+            const i = n.textContent.indexOf(word);
+            if (i >= 0 && n.textContent.trim() === word) return getComputedStyle(n.parentElement).color;
+            if (i >= 0) return 'not a token: ' + n.textContent;
+        }
+        return null;
+    }"""
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1200, "height": 800})
+        try:
+            page = context.new_page()
+            page.set_default_timeout(60_000)
+            page.goto(f"{base}/lab/tree/{name}?token={token}&reset")
+            page.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell').length == 3",
+                                   timeout=120_000)
+            # the kernel's language arrives and resets every cell's language; %%paimon's stays SQL
+            page.locator(".jp-StatusBar-Widget", has_text=re.compile(r"\|\s*Idle")).first.wait_for(timeout=120_000)
+            page.wait_for_function(f"() => ({color})([0, 'SELECT']) === ({color})([2, 'import'])", timeout=30_000)
+            path = artifacts / "10-sql-highlighting.png"
+            page.screenshot(path=str(path))
+            print(f"screenshot: {path}")
+            keyword = page.evaluate(color, [2, "import"])
+            assert page.evaluate(color, [0, "SELECT"]) == keyword and page.evaluate(color, [0, "WHERE"]) == keyword
+            assert page.evaluate(color, [1, "SELECT"]) != keyword   # a Python name
+        finally:
+            context.close()

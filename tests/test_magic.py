@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pyarrow as pa
 import pytest
 
 pytest.importorskip("IPython")
 pytest.importorskip("duckdb")
+
+from paimon_lab.magic import PaimonMagicError
+from paimon_lab.sql import SqlError
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +76,8 @@ def test_errors_are_short(fresh, capsys):
     res = fresh.run_cell("%%paimon\nSELECT *\nFROM missing_table")
     assert not res.success
     assert "does not exist" in str(res.error_in_exec)
-    assert res.error_in_exec._render_traceback_() == [str(res.error_in_exec)]
+    assert res.error_in_exec._render_traceback_() == [f"\x1b[31m{res.error_in_exec}\x1b[0m",
+                                                      "1 | SELECT *", "2 | FROM missing_table", "  |      ^"]
     out = capsys.readouterr()
     text = out.out + out.err
     assert "missing_table" in text and "Traceback" not in text and "line 2" in text
@@ -318,3 +324,166 @@ def test_failure_half_way_says_what_ran(fresh, capsys):
     assert str(res.error_in_exec).startswith("statement 1 failed: ")
     res = fresh.run_cell("%%paimon\nSELECT * FROM missing")
     assert str(res.error_in_exec).startswith("SqlError: ")  # one statement: nothing to count
+
+
+# ---------------------------------------------------------------------------------- errors a person can act on
+
+def _shown(capsys) -> str:
+    out = capsys.readouterr()
+    return re.sub(r"\x1b\[[0-9;]*m", "", out.out + out.err)
+
+
+def test_syntax_error_shows_line_column_and_caret(fresh, capsys):
+    res = fresh.run_cell("%%paimon\nINSERT INTO t VALUES (4, 'd');\nSELECT k\n  FROM t WHERE k = = 3")
+    assert not res.success and isinstance(res.error_in_exec, PaimonMagicError)
+    text = _shown(capsys)
+    first = next(line for line in text.split("\n") if "failed" in line)
+    assert first == "statement 1 ran; statement 2 failed: SqlError: Syntax error: unexpected '=' (line 3, column 20)"
+    assert "2 | SELECT k\n3 |   FROM t WHERE k = = 3\n  |                    ^" in text
+    assert "Traceback" not in text and "sqlglot" in text  # its words in the details, after the caret
+    assert text.index("^") < text.index("sqlglot")
+
+
+def test_conversion_error_names_column_and_paimon_type(fresh, capsys):
+    fresh.run_cell("%%paimon\nCREATE TABLE money (id INT, amount BIGINT)")
+    res = fresh.run_cell("%%paimon\nINSERT INTO money VALUES (1, 'ten')")
+    assert not res.success
+    text = _shown(capsys)
+    assert "Could not convert string 'ten' to BIGINT for column amount (row 1 of the rows written)" in text
+    assert "1 | INSERT INTO money VALUES (1, 'ten')\n  |                              ^" in text
+    summary = res.error_in_exec.message
+    assert "c1" not in summary and "INT64" not in summary and "Traceback" not in text
+
+
+def test_error_details_fold_in_a_notebook(fresh):
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as cap:
+        res = fresh.run_cell("%%paimon\nSELECT nope FROM t")
+    assert not res.success
+    html = [o.data["text/html"] for o in cap.outputs if "text/html" in o.data]
+    assert len(html) == 1 and html[0].startswith("<details class='paimon-error-details'><summary>details</summary>")
+    assert "DuckDB: Binder Error" in html[0] and "short_errors" in html[0]
+    # a caught error shows no details: only a cell that failed on it does
+    with capture_output() as cap:
+        res = fresh.run_cell("try:\n    get_ipython().run_cell_magic('paimon', '', 'SELECT nope FROM t')\n"
+                             "except Exception as e:\n    caught = e")
+    assert res.success and not cap.outputs and isinstance(fresh.user_ns["caught"], PaimonMagicError)
+
+
+def test_internal_errors_keep_their_traceback(fresh, capsys, monkeypatch):
+    import paimon_lab.sql.session as session_module
+
+    def broken(session, text):
+        raise ZeroDivisionError("a bug of ours")
+
+    monkeypatch.setattr(session_module, "dispatch", broken)
+    res = fresh.run_cell("%%paimon\nSELECT 1")
+    assert isinstance(res.error_in_exec, ZeroDivisionError)
+    text = _shown(capsys)
+    assert "Traceback" in text and "a bug of ours" in text and "broken" in text
+
+
+def test_short_errors_off_shows_the_traceback(fresh, capsys):
+    fresh.run_cell("%config PaimonMagic.short_errors = False")
+    try:
+        res = fresh.run_cell("%%paimon\nSELECT nope FROM t")
+    finally:
+        fresh.run_cell("%config PaimonMagic.short_errors = True")
+    assert isinstance(res.error_in_exec, RuntimeError) and isinstance(res.error_in_exec.__cause__, SqlError)
+    text = _shown(capsys)
+    assert "Traceback" in text and "nope" in text
+
+
+# ---------------------------------------------------------------------------------- completion
+
+@pytest.fixture
+def shop(fresh):
+    res = fresh.run_cell("%%paimon\nCREATE DATABASE shop;\n"
+                         "CREATE TABLE shop.orders (order_id BIGINT, customer STRING, total DECIMAL(10, 2))")
+    assert res.success, res.error_in_exec
+    return fresh
+
+
+def completions(shell, text: str, cursor: int | None = None) -> list[tuple[str, str, str]]:
+    """(text, type, replaced fragment) of IPython's completions at ``cursor`` (default: the end)."""
+    from IPython.core.completer import provisionalcompleter
+
+    cursor = len(text) if cursor is None else cursor
+    with provisionalcompleter():
+        found = list(shell.Completer.completions(text, cursor))
+    return [(c.text, c.type, text[c.start:c.end]) for c in found]
+
+
+def names(shell, text: str, cursor: int | None = None) -> list[str]:
+    return [c[0] for c in completions(shell, text, cursor) if c[1] != "keyword"]
+
+
+def test_complete_tables_databases_and_catalogs(shop):
+    assert completions(shop, "%%paimon\nSELECT * FROM ")[:3] == [
+        ("t", "table", ""), ("default", "database", ""), ("shop", "database", "")]
+    assert ("lab", "catalog", "") in completions(shop, "%%paimon\nSELECT * FROM ")
+    assert completions(shop, "%%paimon\nSELECT * FROM shop.or") == [("orders", "table", "or")]
+    assert names(shop, "%%paimon\nSELECT * FROM lab.shop.") == ["orders"]
+    assert names(shop, "%%paimon\nSELECT * FROM lab.") == ["default", "shop", "sys"]
+    assert names(shop, "%%paimon\nSELECT 1;\nINSERT INTO shop.") == ["orders"]
+    assert names(shop, "%%paimon\nSELECT * FROM t JOIN shop.") == ["orders"]
+    assert names(shop, "%%paimon\nUPDATE ") [:1] == ["t"]
+    assert names(shop, "%%paimon\nSELECT * FROM shop.orders, ") [:1] == ["t"]
+
+
+def test_complete_system_tables_and_procedures(shop):
+    assert completions(shop, "%%paimon\nSELECT * FROM t$sn") == [("snapshots", "system table", "sn")]
+    assert "audit_log" in names(shop, "%%paimon\nSELECT * FROM shop.orders$")
+    assert names(shop, "%%paimon\nCALL sys.create_") == ["create_branch", "create_tag"]
+    assert completions(shop, "%%paimon\nCALL sys.exp") == [("expire_snapshots", "procedure", "exp")]
+    assert "sys.compact" in names(shop, "%%paimon\nCALL ")
+
+
+def test_complete_columns_in_context(shop):
+    cell = "%%paimon\nSELECT o. FROM shop.orders o"
+    assert completions(shop, cell, cell.index("o.") + 2) == [
+        ("order_id", "column", ""), ("customer", "column", ""), ("total", "column", "")]
+    assert names(shop, "%%paimon\nSELECT * FROM shop.orders WHERE cu") == ["customer"]
+    assert names(shop, "%%paimon\nSELECT * FROM t JOIN shop.orders AS o ON o.order_id = t.") == ["k", "v"]
+    cell = "%%paimon\nSELECT  FROM t"
+    assert names(shop, cell, cell.index("  ") + 1) == ["k", "v"]
+    assert names(shop, "%%paimon\nINSERT INTO shop.orders (") == ["order_id", "customer", "total"]
+    assert names(shop, "%%paimon\nSELECT * FROM t$snapshots WHERE commit_k") == ["commit_kind"]
+    assert ("SELECT", "keyword", "sel") in completions(shop, "%%paimon\nsel")
+
+
+def test_complete_use_and_line_magic(shop):
+    assert names(shop, "%%paimon\nUSE CATALOG ") == ["default_catalog", "lab"]
+    assert names(shop, "%%paimon\nUSE sh") == ["shop"]
+    assert names(shop, "%paimon SELECT * FROM shop.") == ["orders"]
+    assert names(shop, "%paimon --out x SELECT * FROM shop.") == ["orders"]
+    assert names(shop, "rows = 3\n%paimon result << SELECT * FROM t WHERE ") == ["k", "v"]
+    # Python cells and the magic's own line keep IPython's completions
+    assert "import" not in names(shop, "%%paimon\nimp")
+    assert any(c[0] == "import" for c in completions(shop, "imp"))
+    assert not [c for c in completions(shop, "%%paimon --ou") if c[1] in ("table", "column")]
+
+
+def test_complete_through_a_kernel(tmp_path):
+    """A Jupyter complete_request (what JupyterLab's Tab sends) to a real kernel."""
+    jupyter_client = pytest.importorskip("jupyter_client")
+    pytest.importorskip("ipykernel")
+
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3")
+    try:
+        setup = ("%load_ext paimon_lab\nimport paimon_lab\n"
+                 f"paimon_lab.sql(\"CREATE CATALOG lab WITH ('type'='paimon', 'warehouse'='{tmp_path}')\")\n"
+                 "paimon_lab.sql('USE CATALOG lab')\npaimon_lab.sql('CREATE TABLE orders (id INT, item STRING)')")
+        reply = kc.execute_interactive(setup, timeout=120)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        cell = "%%paimon\nSELECT it FROM orders"
+        msg_id = kc.complete(cell, cell.index("it") + 2)
+        reply = kc.get_shell_msg(timeout=60)
+        assert reply["parent_header"]["msg_id"] == msg_id
+        content = reply["content"]
+        assert content["matches"][:1] == ["item"]
+        assert (content["cursor_start"], content["cursor_end"]) == (cell.index("it"), cell.index("it") + 2)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -1098,7 +1098,7 @@ def test_sql_package_layers():
     grimp = pytest.importorskip("grimp")
     graph = grimp.build_graph("paimon_lab", cache_dir=None)
     handlers = sorted(m.rsplit(".", 1)[1] for m in graph.find_children("paimon_lab.sql.handlers"))
-    layers = ["session", "dispatch", grimp.Layer(*(f"handlers.{h}" for h in handlers), independent=True),
+    layers = [grimp.Layer("session", "complete", independent=True), "dispatch", grimp.Layer(*(f"handlers.{h}" for h in handlers), independent=True),
               "common", "plan", "resolve",
               grimp.Layer("format_table", "object_table", "materialized_table", independent=True),
               grimp.Layer("schemas", "writing", independent=True), "context", "catalogs", "prepared",
@@ -1106,8 +1106,79 @@ def test_sql_package_layers():
               grimp.Layer("clauses", "spelling", "params", "rewrite", "feedback", independent=True), "lexer", "errors"]
     assert graph.find_illegal_dependencies_for_layers(layers=layers, containers={"paimon_lab.sql"}) == set()
     assert not {m for m in graph.find_modules_that_directly_import("paimon_lab.sql") if m.startswith("paimon_lab.sql")}
-    listed = {"session", "dispatch", "common", "plan", "resolve", "format_table", "object_table",
+    listed = {"session", "complete", "dispatch", "common", "plan", "resolve", "format_table", "object_table",
               "materialized_table", "schemas", "writing", "context", "catalogs", "prepared", "duck", "relations",
               "datagen", "clauses", "spelling", "params", "rewrite", "feedback", "lexer", "errors"}
     modules = {m.split(".", 2)[2] for m in graph.find_children("paimon_lab.sql")} - {"handlers"}
     assert modules <= listed, f"place {sorted(modules - listed)} in a layer"
+
+
+# ============================================================================================ errors: where and what
+
+def test_syntax_error_position_and_caret(s):
+    s.run("CREATE TABLE t (k INT, v STRING)")
+    with pytest.raises(SqlError) as e:
+        s.execute("SELECT k FROM t WHERE v = = 3")
+    err = e.value
+    assert (err.line, err.column) == (1, 27) and err.reason == "Syntax error: unexpected '='"
+    assert "sqlglot" in err.detail  # sqlglot's own words stay in the details
+    assert err.excerpt() == "1 | SELECT k FROM t WHERE v = = 3\n  |                           ^"
+    with pytest.raises(SqlError) as e:
+        s.execute("SELECT k,\n  v FROM t WHERE k > 2 AND (")
+    assert (e.value.line, e.value.column) == (2, 28)
+    assert e.value.reason == "Syntax error: something is missing after '(': the statement ends there"
+
+
+def test_script_error_points_into_the_script(s):
+    script = "CREATE TABLE t (k INT);\nINSERT INTO t VALUES (1);\nSELECT k\n  FROM t WHERE k IN (1,"
+    with pytest.raises(SqlError) as e:
+        s.run(script)
+    err = e.value
+    assert err.index == 3 and len(err.done) == 2 and err.progress == "statements 1-2 ran; statement 3 failed"
+    assert (err.line, err.column) == (4, 23) and err.source == script
+    assert err.excerpt().split("\n") == ["3 | SELECT k", "4 |   FROM t WHERE k IN (1,", "  |                       ^"]
+
+
+def test_cast_error_names_our_column_and_type(s):
+    s.run("CREATE TABLE t (k INT, v STRING, amount BIGINT, d DECIMAL(10, 2))")
+    with pytest.raises(SqlError) as e:
+        s.execute("INSERT INTO t VALUES (1, 'a', '7', 1.5), (2, 'b', 'lots', 2.5)")
+    err = e.value
+    assert err.reason.startswith("Conversion Error: Could not convert string 'lots' to BIGINT for column amount")
+    assert "(row 2 of the rows written)" in err.reason
+    assert "c2" not in err.reason and "INT64" not in err.reason and "INT64" in err.detail  # DuckDB's words kept
+    assert (err.line, err.column) == (1, 51)  # at the literal 'lots'
+    with pytest.raises(SqlError, match=r"to DECIMAL\(10, 2\) for column d") as e:
+        s.execute("INSERT INTO t SELECT 1, 'x', 2, v FROM (VALUES ('no')) AS x(v)")
+    with pytest.raises(SqlError) as e:  # out of range: DuckDB names the physical types
+        s.execute("INSERT INTO t (k) VALUES (3000000000)")
+    assert "for the destination type INT for column k" in e.value.reason and "INT32" not in e.value.reason
+    with pytest.raises(SqlError) as e:  # a query's cast: the user's own column, Paimon's type name
+        s.execute("SELECT CAST(v AS INT) FROM (VALUES ('x')) AS x(v)")
+    assert "to INT when casting from source column v" in e.value.reason
+
+
+def test_complete_names_columns_and_system_tables(s):
+    from paimon_lab.sql.complete import complete
+
+    s.run("CREATE DATABASE shop; CREATE TABLE shop.`order lines` (id BIGINT, qty INT); CREATE TABLE t (k INT)")
+    s.register("events", pa.table({"ts": [1], "kind": ["a"]}))
+
+    def texts(text, cursor=None):
+        start, items = complete(s, text, len(text) if cursor is None else cursor)
+        return start, [c.text for c in items if c.kind != "keyword"]
+
+    assert texts("SELECT * FROM shop.") == (19, ["`order lines`"])
+    assert texts("SELECT l. FROM shop.`order lines` AS l", 9) == (9, ["id", "qty"])
+    assert texts("SELECT * FROM default_catalog.default_database.") [1] == ["events"]
+    assert texts("SELECT k FROM default_catalog.default_database.events e WHERE e.k")[1] == ["kind"]
+    assert texts("SELECT * FROM t$ta") == (16, ["tags", "table_indexes"])
+    assert texts("SELECT * FROM t$snapshots WHERE commit_k")[1] == ["commit_kind"]
+    assert texts("SELECT * FROM t$audit_log WHERE r")[1] == ["rowkind"]
+    assert texts("CALL sys.rollback")[1] == ["rollback_to", "rollback_to_timestamp"]
+    assert texts("USE CATALOG p")[1] == ["paimon"]
+    assert texts("SELECT 'FROM ")[1] == [] and texts("SELECT 1; SELECT * FROM t WHERE ")[1] == ["k"]
+    text = "SELECT * FROM t WHERE  AND k = 'still typing"  # an open quote after the cursor
+    assert texts(text, text.index("  ") + 1)[1] == ["k"]
+    _, items = complete(s, "SEL", 3)
+    assert [(c.text, c.kind) for c in items] == [("SELECT", "keyword")]

@@ -33,7 +33,8 @@ The package is a pipeline; each module imports only modules of its own or an ear
   kinds ``format_table``, ``object_table``, ``materialized_table``;
 - plan: ``resolve`` (a table name -> a relation or a view), ``plan`` (pushdown);
 - execute: ``common`` (handler helpers), ``handlers.*`` (one module per statement concept, none
-  importing another), ``dispatch`` (statement kind -> handler), ``session`` (the Session).
+  importing another), ``dispatch`` (statement kind -> handler), ``session`` (the Session);
+- editing: ``complete`` (names for an editor's completion, from a session's catalogs).
 """
 
 from __future__ import annotations

@@ -44,18 +44,54 @@ def fetch_arrow(con, sql: str) -> pa.Table:
     raise SqlError("Unsupported DuckDB version")  # pragma: no cover
 
 
-def duckdb_error(e: Exception, statement: str) -> SqlError:
+# DuckDB's physical type names in its messages -> Paimon's type names
+_PAIMON_TYPES = {"BOOL": "BOOLEAN", "INT8": "TINYINT", "INT16": "SMALLINT", "INT32": "INT", "INTEGER": "INT",
+                 "INT64": "BIGINT", "HUGEINT": "DECIMAL(38, 0)", "INT128": "DECIMAL(38, 0)", "VARCHAR": "STRING",
+                 "BLOB": "BYTES", "TIMESTAMP_S": "TIMESTAMP(0)", "TIMESTAMP_MS": "TIMESTAMP(3)",
+                 "TIMESTAMP_NS": "TIMESTAMP(9)", "TIMESTAMP WITH TIME ZONE": "TIMESTAMP_LTZ",
+                 "INTEGER_LITERAL": "INT literal", "STRING_LITERAL": "STRING literal"}
+_TYPE_WORDS = re.compile(r"(?<![\w'\"])(" + "|".join(sorted(map(re.escape, _PAIMON_TYPES), key=len, reverse=True))
+                         + r")(?![\w'\"])")
+_CAST_COLUMN = re.compile(r" when casting from source column (\w+)")
+_CAST_TARGET = re.compile(r"(\bto (?:the destination type )?)([A-Z][A-Z0-9_]*(?:\([0-9, ]+\))?)")
+
+
+def paimon_type_names(message: str) -> str:
+    """``message`` with DuckDB's type names (INT64, VARCHAR, ...) as Paimon's (BIGINT, STRING, ...),
+    outside quoted text."""
+    parts = re.split(r"('[^']*'|\"[^\"]*\")", message)
+    return "".join(p if i % 2 else _TYPE_WORDS.sub(lambda m: _PAIMON_TYPES[m.group(1)], p)
+                   for i, p in enumerate(parts))
+
+
+def duckdb_error(e: Exception, statement: str, columns: dict[str, tuple[str, str]] | None = None) -> SqlError:
+    """A DuckDB error as a SqlError in the statement's terms: ``columns`` maps the internal column
+    names of a cast (``c2``) to the user's column and its Paimon type (``("amount", "BIGINT")``);
+    DuckDB's type names become Paimon's; the position is that of the name or value it quotes."""
     text = str(e)
     lines = [ln for ln in text.split("\n") if ln.strip()]
     head = lines[0] if lines else text
     head = re.sub(r"__t\d+", "table", head)
     head = head.replace('"__target"', "target")
-    extra = [ln for ln in lines[1:3] if ln.startswith("Candidate") or ln.startswith("Did you mean")]
+    head = paimon_type_names(head)
+    cast = _CAST_COLUMN.search(head)
+    if cast and columns and cast.group(1) in columns:
+        name, type_text = columns[cast.group(1)]
+        before = head[:cast.start()]
+        targets = list(_CAST_TARGET.finditer(before))
+        if targets:  # the destination type is the last one named before the column
+            t = targets[-1]
+            before = before[:t.start(2)] + type_text + before[t.end(2):]
+        head = before + f" for column {name}" + head[cast.end():]
+    extra = [ln for ln in lines[1:3] if ln.startswith(("Candidate", "Did you mean"))]
     msg = head + ("; " + extra[0] if extra else "")
-    m = re.search(r'"([^"]+)"', head)
     line = col = None
-    if m:
-        found = re.search(r"(?<![A-Za-z0-9_])`?" + re.escape(m.group(1)) + r"`?(?![A-Za-z0-9_])", statement)
+    for m in re.finditer(r"'([^']+)'|\"([^\"]+)\"", head):
+        if m.group(1) is not None:  # a quoted value: find the literal
+            found = re.search(re.escape("'" + m.group(1).replace("'", "''") + "'"), statement)
+        else:  # a quoted name
+            found = re.search(r"(?<![A-Za-z0-9_])`?" + re.escape(m.group(2)) + r"`?(?![A-Za-z0-9_])", statement)
         if found:
             line, col = position(statement, found.start())
-    return SqlError(msg, line, col, statement)
+            break
+    return SqlError(msg, line, col, statement, detail=f"DuckDB: {text.strip()}")

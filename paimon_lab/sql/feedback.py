@@ -73,12 +73,18 @@ class StatementResult:
 
 class ScriptError(SqlError):
     """A statement of a script failed: the :class:`SqlError` of that statement (positioned in the
-    script), with ``done``, the statements that ran before it, and ``index``, the failed one's."""
+    script), with ``done``, the statements that ran before it, ``index``, the failed one's, and
+    ``script``, the text ``line`` and ``column`` point into."""
 
-    def __init__(self, error: SqlError, index: int, done: list[StatementResult]):
-        super().__init__(error.reason, error.line, error.column, error.statement)
+    def __init__(self, error: SqlError, index: int, done: list[StatementResult], script: str | None = None):
+        super().__init__(error.reason, error.line, error.column, error.statement, error.detail)
         self.index = index
         self.done = done
+        self.script = script
+
+    @property
+    def source(self) -> str | None:
+        return self.script if self.script is not None else self.statement
 
     @property
     def progress(self) -> str:

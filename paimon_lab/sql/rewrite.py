@@ -172,16 +172,32 @@ def parse(rw: Rewritten, into=None) -> exp.Expression:
         info = e.errors[0] if e.errors else {}
         desc = str(info.get("description") or e).split("<Token")[0].strip().rstrip(".")
         hl = info.get("highlight") or ""
-        offset = None
+        offset = end = None
         if info.get("line") is not None and info.get("col") is not None:
             lines = rw.text.split("\n")
             line_no = min(int(info["line"]), len(lines))
-            offset = sum(len(x) + 1 for x in lines[:line_no - 1]) + max(0, int(info["col"]) - len(hl))
-        msg = f"Syntax error: {desc}" + (f" near '{hl}'" if hl and hl not in desc else "")
-        raise rw.error_at(msg, offset) from None
+            end = sum(len(x) + 1 for x in lines[:line_no - 1]) + int(info["col"])
+            offset = max(0, end - len(hl))
+        at_end = end is not None and end >= len(rw.text.rstrip())
+        error = rw.error_at(_syntax_message(desc, hl, at_end), offset)
+        error.detail = f"sqlglot: {desc}" + (f" (at '{hl}')" if hl else "")
+        raise error from None
     except sqlglot.errors.TokenError as e:
         raise SqlError(f"Syntax error: {e}", statement=rw.original) from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise SqlError("Expected one statement", statement=rw.original)
     return trees[0]
+
+
+def _syntax_message(desc: str, near: str, at_end: bool) -> str:
+    """sqlglot's description of a parse error in words about the SQL, not sqlglot's classes."""
+    if not near:
+        return f"Syntax error: {desc}"
+    where = f"after '{near}': the statement ends there" if at_end else f"at '{near}'"
+    if desc.startswith(("Required keyword", "Invalid expression")):
+        return f"Syntax error: something is missing {where}" if at_end else f"Syntax error: unexpected '{near}'"
+    if desc.startswith(("Expecting ", "Expected ")):
+        wanted = desc.split(" ", 1)[1]
+        return f"Syntax error: expected {wanted} {where}"
+    return f"Syntax error: {desc} {where}"

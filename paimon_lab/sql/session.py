@@ -102,7 +102,7 @@ class Session:
             try:
                 result, feedback = self._run_one(text)
             except SqlError as e:
-                raise ScriptError(_shift(e, script, offset), index, done) from e.__cause__
+                raise ScriptError(_shift(e, script, offset), index, done, script) from e.__cause__
             done.append(StatementResult(index, text, None, feedback))  # without its rows
             yield StatementResult(index, text, result, feedback)
 
@@ -269,9 +269,9 @@ def _shift(e: SqlError, script: str, offset: int) -> SqlError:
     """Re-position an error of one statement to the whole script."""
     s_line, s_col = position(script, offset)
     if e.line is None:
-        out = SqlError(e.reason, statement=e.statement)
+        out = SqlError(e.reason, statement=e.statement, detail=e.detail)
     elif e.line == 1:
-        out = SqlError(e.reason, s_line, s_col + e.column - 1, e.statement)
+        out = SqlError(e.reason, s_line, s_col + e.column - 1, e.statement, e.detail)
     else:
-        out = SqlError(e.reason, s_line + e.line - 1, e.column, e.statement)
+        out = SqlError(e.reason, s_line + e.line - 1, e.column, e.statement, e.detail)
     return out

@@ -3,13 +3,16 @@ semantics (DuckDB), then written (the snapshot id recorded in the session)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_lab.core import types as T
 from paimon_lab.sql.duck import connect, duckdb_error, fetch_arrow
-from paimon_lab.sql.spelling import duck_type
+from paimon_lab.sql.errors import SqlError
+from paimon_lab.sql.spelling import duck_type, type_sql
 
 if TYPE_CHECKING:
     from paimon_lab.sql.context import SessionContext
@@ -32,6 +35,7 @@ def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, An
                                                  mask=c.is_null()) for c in col.chunks]
             src = src.set_column(i, f"c{i}", pa.chunked_array(chunks) if chunks else col)
     exprs = []
+    sources: dict[str, tuple[str, str]] = {}  # internal column -> its cast
     positions = {f.name: i for i, f in enumerate(given_fields)} if data.num_columns else {}
     for f in fields:
         name = '"' + f.name.replace('"', '""') + '"'
@@ -43,6 +47,7 @@ def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, An
             source = f"c{positions[f.name]}"
             if getattr(src.schema.field(source).type, "tz", None) is not None and f.type.root == "TIMESTAMP":
                 source = f"CAST({source} AS TIMESTAMP)"  # DuckDB < 2 casts TIMESTAMPTZ to TIMESTAMP only
+            sources[f"c{positions[f.name]}"] = (source, duck_type(f.type))
             exprs.append(f"CAST({source} AS {duck_type(f.type)}) AS {name}")
         else:
             exprs.append(f"CAST(NULL AS {duck_type(f.type)}) AS {name}")
@@ -54,7 +59,14 @@ def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, An
         import duckdb  # heavy, imported when a query runs
 
         if isinstance(e, duckdb.Error):
-            raise duckdb_error(e, statement or "") from None
+            names = {c: (f.name, type_sql(f.type)) for f in given_fields
+                     for c in [f"c{positions[f.name]}"] if c in sources}
+            error = duckdb_error(e, statement or "", names)
+            row = _first_failing_row(con, e, sources)
+            if row is not None:
+                error = SqlError(f"{error.reason} (row {row:,} of the rows written)", error.line, error.column,
+                                 error.statement, error.detail)
+            raise error from None
         raise
     finally:
         con.close()
@@ -69,6 +81,24 @@ def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, An
                 c = c.cast(f.type, safe=False)
         cols.append(c)
     return pa.Table.from_arrays(cols, schema=target.with_metadata(None)) if cols else out
+
+
+def _first_failing_row(con, error: Exception, sources: dict[str, tuple[str, str]]) -> int | None:
+    """The 1-based row of ``__src`` whose value the cast the error names cannot convert (None if
+    the error names no column or no row fails a TRY_CAST)."""
+    m = re.search(r"when casting from source column (\w+)", str(error))
+    if m is None or m.group(1) not in sources:
+        return None
+    source, target = sources[m.group(1)]
+    import duckdb  # loaded already: a DuckDB error got us here
+
+    try:
+        bad = fetch_arrow(con, f"SELECT ({source}) IS NOT NULL AND TRY_CAST({source} AS {target}) IS NULL "
+                               "AS bad FROM __src").column("bad")
+    except duckdb.Error:  # only a better message is at stake
+        return None
+    index = pc.index(bad, True).as_py()
+    return None if index < 0 else index + 1
 
 
 def write_rows(ctx: SessionContext, table, data: pa.Table, overwrite: Any = False,
