@@ -37,6 +37,7 @@ CSS = """<style>
 .plab-ok {color: #1b7f3b;}
 .plab-pre {font-size: 12px; max-height: 420px; overflow: auto; background: #fafafa; padding: 6px;}
 .plab-scroll {max-height: 320px; overflow: auto; max-width: 100%;}
+.plab-scroll-tall {max-height: 480px; overflow: auto; max-width: 100%;}
 .plab-raw summary {color: #777; cursor: pointer;}
 </style>"""
 

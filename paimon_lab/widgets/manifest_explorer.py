@@ -224,6 +224,7 @@ class ManifestExplorer(W.VBox):
                                      + raw_bytes(m.partition_stats.min_values, "_MIN_VALUES, raw bytes")
                                      + raw_bytes(m.partition_stats.max_values, "_MAX_VALUES, raw bytes"))),
         ])
+        info = f"<div class='plab-scroll-tall'>{info}</div>"
         self.manifest_html.value = info
         try:
             entries = self.table.store.manifest_io.read_manifest(m.file_name)
@@ -269,7 +270,7 @@ class ManifestExplorer(W.VBox):
         except Exception as e:  # noqa: BLE001
             self.file_html.value = error_html(e)
             return
-        self.file_html.value = "<b>Data file</b>" + kv_table([
+        self.file_html.value = "<b>Data file</b><div class='plab-scroll-tall'>" + kv_table([
             ("_KIND", d["_KIND"]),
             ("_PARTITION", Raw(esc(fmt_partition(d["partition"])) + raw_bytes(d["_PARTITION"]))),
             ("_BUCKET / _TOTAL_BUCKETS", f"{d['_BUCKET']} / {d['_TOTAL_BUCKETS']}"),
@@ -286,7 +287,7 @@ class ManifestExplorer(W.VBox):
              else f"{len(d['_EMBEDDED_FILE_INDEX'])} bytes"),
             ("_FILE_SOURCE", d["_FILE_SOURCE"]), ("_VALUE_STATS_COLS", d["_VALUE_STATS_COLS"]),
             ("_EXTERNAL_PATH", d["_EXTERNAL_PATH"]),
-        ])
+        ]) + "</div>"
 
     def __repr__(self) -> str:
         return f"ManifestExplorer({self.table.identifier!r})"
