@@ -30,13 +30,15 @@ from typing import Any, Callable
 import pyarrow as pa
 from IPython.core.completer import SimpleCompletion, context_matcher
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
+from IPython.display import display
 from traitlets import Bool, Int
 
 from paimon_lab import sql as sql_module
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.sql.common import display_text
+from paimon_lab.sql.complete import Completion
 from paimon_lab.sql.complete import complete as complete_sql
-from paimon_lab.sql.errors import SqlError
+from paimon_lab.sql.errors import SqlError, excerpt_of
 from paimon_lab.sql.feedback import ScriptError, StatementResult
 from paimon_lab.sql.lexer import split_statements
 from paimon_lab.sql.params import interpolate
@@ -83,7 +85,9 @@ def user_error(e: PaimonLabError, script: str | None = None, short: bool = True)
     message = f"{where}{kind}: {e}"
     if not short:
         return RuntimeError(message)
-    excerpt = e.excerpt() if isinstance(e, SqlError) else None
+    excerpt = None
+    if isinstance(e, SqlError):  # positioned in its statement, or (with none) in the cell's text
+        excerpt = e.excerpt() or (excerpt_of(script, e.line, e.column) if e.source is None else None)
     details = []
     if isinstance(e, SqlError):
         if e.detail:
@@ -123,7 +127,7 @@ def _sql_offset(line: str) -> int | None:
     return i
 
 
-def sql_completions(full_text: str, offset: int) -> tuple[int, list[Any]] | None:
+def sql_completions(full_text: str, offset: int) -> tuple[int, list[Completion]] | None:
     """The SQL completions at ``offset`` of a cell's text: ``(start, candidates)`` when the cursor
     is in the SQL of a ``%%paimon`` cell or a ``%paimon`` line (the fragment from ``start`` to
     ``offset`` is replaced by a candidate's text), else None."""
@@ -175,8 +179,6 @@ def _show_details(result) -> None:
     error, where a notebook folds them)."""
     error = getattr(result, "error_in_exec", None)
     if isinstance(error, PaimonMagicError) and error.details:
-        from IPython.display import display
-
         display(error.details_bundle(), raw=True)
 
 
@@ -340,7 +342,7 @@ def run_magic(shell, line: str, cell: str | None, settings: Any = None, local_ns
     try:
         text = interpolate(text, ChainMap(local_ns or {}, shell.user_ns if shell is not None else {}))
     except PaimonLabError as e:
-        raise user_error(e, short=short) from (e if not short else None)
+        raise user_error(e, text, short) from (e if not short else None)
     as_pandas = autopandas and not args.arrow
     steps: list[StatementResult] = []
     if args.engine == "spark":

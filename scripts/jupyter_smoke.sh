@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Start `bash run.sh` (JupyterLab) on a loopback port, check that it serves the lab page and lists
-# the tutorial notebooks, then stop it by its process group. Exit 0 only if all of that worked.
+# Start `bash run.sh` (JupyterLab) on a loopback port, check that it serves the lab page (with
+# paimon-lab's lab extension) and lists the tutorial notebooks, then stop it by its process group.
+# Exit 0 only if all of that worked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 port=${1:-18888}
@@ -15,7 +16,11 @@ for _ in $(seq 1 120); do
   if get "http://127.0.0.1:$port/lab?token=smoke" >/dev/null 2>&1; then
     listing=$(get "http://127.0.0.1:$port/api/contents?token=smoke")
     if grep -q "01_quickstart.ipynb" <<<"$listing"; then
-      echo "JupyterLab served the lab and the tutorial notebooks on port $port"
+      if ! get "http://127.0.0.1:$port/lab?token=smoke" | grep -Eq '"name": ?"paimon-lab"'; then
+        echo "JupyterLab does not load paimon-lab's extension (share/jupyter/labextensions/paimon-lab)" >&2
+        exit 1
+      fi
+      echo "JupyterLab served the lab (with paimon-lab's extension) and the tutorial notebooks on port $port"
       exit 0
     fi
     echo "JupyterLab answered but did not list the notebooks: $listing" >&2

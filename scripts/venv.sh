@@ -7,6 +7,9 @@ ensure_venv() {
   if [ ! -x .venv/bin/python ]; then
     "$py" -m venv .venv
   fi
+  # paimon-lab's JupyterLab extension where JupyterLab looks (an editable install copies no data files)
+  mkdir -p .venv/share/jupyter/labextensions
+  ln -sfn "$PWD/share/jupyter/labextensions/paimon-lab" .venv/share/jupyter/labextensions/paimon-lab
   local stamp=".venv/.paimon-lab-${extras//,/-}"
   local want
   want=$(cat pyproject.toml "$@" | sha256sum | cut -c1-16)

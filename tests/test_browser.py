@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 CHROMIUM = "/usr/bin/chromium"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-LABEXTENSION = Path(__file__).resolve().parent.parent / "paimon_lab" / "labextension"
+SHARE = Path(__file__).resolve().parent.parent / "share" / "jupyter"   # holds labextensions/paimon-lab
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -75,10 +75,9 @@ def lab(tmp_path_factory):
         path = home / "settings" / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(settings)
-    # this checkout's labextension first (an installed paimon-lab has it in share/jupyter/labextensions)
-    shutil.copytree(LABEXTENSION, home / "data" / "labextensions" / "paimon-lab")
     port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ, JUPYTER_PATH=os.pathsep.join([str(home / "data"), os.environ.get("JUPYTER_PATH", "")]),
+    # this checkout's lab extension first (an installed paimon-lab has it in {prefix}/share/jupyter)
+    env = dict(os.environ, JUPYTER_PATH=os.pathsep.join([str(SHARE), os.environ.get("JUPYTER_PATH", "")]),
                JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
                PAIMON_LAB_PROGRESS="0")

@@ -282,6 +282,7 @@ def test_variables_become_quoted_literals(fresh):
     assert in_a_function().to_dict("list") == {"v": ["c"]}
     res = fresh.run_cell("%paimon SELECT {no_such_variable}")
     assert not res.success and "no variable 'no_such_variable'" in str(res.error_in_exec)
+    assert res.error_in_exec.excerpt == "1 | SELECT {no_such_variable}\n  |        ^"
 
 
 def test_injection_through_a_variable_changes_nothing(fresh):

@@ -1156,6 +1156,8 @@ def test_cast_error_names_our_column_and_type(s):
     with pytest.raises(SqlError) as e:  # a query's cast: the user's own column, Paimon's type name
         s.execute("SELECT CAST(v AS INT) FROM (VALUES ('x')) AS x(v)")
     assert "to INT when casting from source column v" in e.value.reason
+    with pytest.raises(SqlError, match=r"argument types '\+\(INT, STRING\)'"):
+        s.execute("SELECT k + v FROM t")
 
 
 def test_complete_names_columns_and_system_tables(s):

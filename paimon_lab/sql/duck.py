@@ -52,15 +52,18 @@ _PAIMON_TYPES = {"BOOL": "BOOLEAN", "INT8": "TINYINT", "INT16": "SMALLINT", "INT
                  "INTEGER_LITERAL": "INT literal", "STRING_LITERAL": "STRING literal"}
 _TYPE_WORDS = re.compile(r"(?<![\w'\"])(" + "|".join(sorted(map(re.escape, _PAIMON_TYPES), key=len, reverse=True))
                          + r")(?![\w'\"])")
+_SIGNATURE = re.compile(r"'[^'(]*\([A-Z0-9_, ()\[\]]*\)'")  # "argument types '+(INTEGER, VARCHAR)'"
 _CAST_COLUMN = re.compile(r" when casting from source column (\w+)")
 _CAST_TARGET = re.compile(r"(\bto (?:the destination type )?)([A-Z][A-Z0-9_]*(?:\([0-9, ]+\))?)")
 
 
 def paimon_type_names(message: str) -> str:
     """``message`` with DuckDB's type names (INT64, VARCHAR, ...) as Paimon's (BIGINT, STRING, ...),
-    outside quoted text."""
+    outside quoted values (a quoted function signature is types, so it is renamed too)."""
     parts = re.split(r"('[^']*'|\"[^\"]*\")", message)
-    return "".join(p if i % 2 else _TYPE_WORDS.sub(lambda m: _PAIMON_TYPES[m.group(1)], p)
+    signature = [i % 2 == 1 and parts[i - 1].rstrip().endswith("types") and _SIGNATURE.fullmatch(p) is not None
+                 for i, p in enumerate(parts)]
+    return "".join(p if i % 2 and not signature[i] else _TYPE_WORDS.sub(lambda m: _PAIMON_TYPES[m.group(1)], p)
                    for i, p in enumerate(parts))
 
 

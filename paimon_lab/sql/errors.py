@@ -29,7 +29,7 @@ class SqlError(PaimonLabError):
     def excerpt(self) -> str | None:
         """The offending line of :attr:`source` (and the one before it) with a caret under
         ``column``; None when the position is not known."""
-        return excerpt(self.source, self.line, self.column)
+        return excerpt_of(self.source, self.line, self.column)
 
     def _render_traceback_(self) -> list[str]:  # IPython: show the message, not a traceback wall
         shown = self.excerpt()
@@ -44,7 +44,7 @@ def position(text: str, offset: int) -> tuple[int, int]:
     return line, col
 
 
-def excerpt(text: str | None, line: int | None, column: int | None, before: int = 1) -> str | None:
+def excerpt_of(text: str | None, line: int | None, column: int | None, before: int = 1) -> str | None:
     """Line ``line`` of ``text`` (with up to ``before`` lines above it), numbered, and a caret
     under ``column``::
 
