@@ -35,12 +35,14 @@ from traitlets import Bool, Int
 
 from paimon_lab import sql as sql_module
 from paimon_lab.errors import PaimonLabError
+from paimon_lab.sql.common import display_text
 from paimon_lab.sql.complete import Completion
 from paimon_lab.sql.complete import complete as complete_sql
 from paimon_lab.sql.errors import SqlError, excerpt_of
 from paimon_lab.sql.feedback import ScriptError, StatementResult
 from paimon_lab.sql.lexer import split_statements
 from paimon_lab.sql.params import interpolate
+from paimon_lab.utils.html import Text
 
 DISPLAYLIMIT = 10  # jupysql's SqlMagic.displaylimit default
 
@@ -359,6 +361,9 @@ def run_magic(shell, line: str, cell: str | None, settings: Any = None, local_ns
         return None
     if not isinstance(result, pa.Table):
         return result
+    text = None if args.arrow else display_text(result)
+    if text is not None:  # SHOW CREATE: the statement as text, one column or option per line
+        return Text(text)
     shown, total = head(result, displaylimit)
     if shown.num_rows < total:
         print(f"showing {shown.num_rows:,} of {total:,} rows (displaylimit {displaylimit}; for all rows: "

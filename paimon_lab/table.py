@@ -25,7 +25,7 @@ from paimon_lab.operation import expire, partition_expire, row_dml, tag_auto
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.count import metadata_count
-from paimon_lab.operation.scan import DataSplit, plan_splits, table_scan_target
+from paimon_lab.operation.scan import ScanPlan, plan_splits, table_scan_target
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.stream import stream
 from paimon_lab.operation.table_write import TableWrite, write_rows
@@ -216,8 +216,9 @@ class Table:
         raise PaimonLabError(f"filter must be a SQL string or a Predicate, not {type(filter).__name__}")
 
     def plan(self, *, filter: FilterLike = None, snapshot_id: int | None = None, tag: str | None = None,
-             timestamp_millis: int | None = None, read_optimized: bool = False) -> list[DataSplit]:
-        """The splits (files per partition and bucket) a read of this table would touch."""
+             timestamp_millis: int | None = None, read_optimized: bool = False) -> ScanPlan:
+        """The splits (files per partition and bucket) a read of this table would touch: a list of
+        DataSplits that notebooks show as a table."""
         if snapshot_id is None and tag is None and timestamp_millis is None:
             target = table_scan_target(self.store)
             if target.incremental is not None:
@@ -225,8 +226,9 @@ class Table:
             snapshot_id, tag, timestamp_millis = target.snapshot_id, target.tag, target.timestamp_millis
         snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
         if snap is None:
-            return []
-        return plan_splits(self.store, snap, self._predicate(filter), read_optimized)
+            return ScanPlan(store=self.store)
+        pred = self._predicate(filter)
+        return ScanPlan(plan_splits(self.store, snap, pred, read_optimized), self.store, snap.id, pred)
 
     def count(self, *, filter: FilterLike = None, snapshot_id: int | None = None, tag: str | None = None,
               timestamp_millis: int | None = None) -> int:
@@ -415,6 +417,9 @@ class Table:
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, path={self.path!r})"
+
+    def _repr_html_(self) -> str:
+        return system_tables.table_html(self.store)
 
 
 class TableWriter(TableWrite):

@@ -1,9 +1,10 @@
 """The widgets in a real JupyterLab, in a real browser.
 
 JupyterLab is served on 127.0.0.1 (a free port, a random token) from a temporary copy of the
-tutorial notebooks; Debian's chromium, driven by Playwright, opens the widget tutorial, runs all
-cells and checks that ipywidgets and plotly figures rendered. Screenshots are saved as
-artifacts (their paths are printed; set PAIMON_LAB_ARTIFACTS to choose the directory).
+tutorial notebooks; Debian's chromium, driven by Playwright, runs a tour notebook (the magic's
+help, a cut result, a failing cell, a table's display, every widget, Tab completion) and checks
+what is on screen. Screenshots are saved as artifacts (their paths are printed; set
+PAIMON_LAB_ARTIFACTS to choose the directory).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ pytestmark = pytest.mark.slow
 
 CHROMIUM = "/usr/bin/chromium"
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-NOTEBOOK = "07_deletion_vectors_and_lsm.ipynb"
 SHARE = Path(__file__).resolve().parent.parent / "share" / "jupyter"   # holds labextensions/paimon-lab
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -70,6 +70,11 @@ def lab(tmp_path_factory):
     home = root / "home"
     for d in ("config", "data", "runtime", "workspaces", "settings"):
         (home / d).mkdir(parents=True)
+    # no news prompt over the notebook
+    for plugin, settings in [("apputils-extension/notification", '{"fetchNews": "false"}')]:
+        path = home / "settings" / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(settings)
     port, token = _free_port(), secrets.token_hex(16)
     # this checkout's lab extension first (an installed paimon-lab has it in {prefix}/share/jupyter)
     env = dict(os.environ, JUPYTER_PATH=os.pathsep.join([str(SHARE), os.environ.get("JUPYTER_PATH", "")]),
@@ -108,15 +113,98 @@ def lab(tmp_path_factory):
         log.close()
 
 
-def test_widget_notebook_renders_in_jupyterlab(lab, artifacts, tmp_path):
+# The notebook the tour runs: the magic's help, a cut result, SHOW CREATE, a table's display, each
+# widget, a live tail that sees a later commit, a cell that fails at its third statement (last:
+# Run All stops there) and an empty cell to type a completion into.
+TOUR = [
+    """%load_ext paimon_lab
+import tempfile
+import pyarrow as pa
+from paimon_lab import Catalog
+from paimon_lab.widgets import (DeletionVectorView, LiveTail, LsmView, ManifestExplorer, SnapshotBrowser,
+                                SnapshotDiff)
+wh = tempfile.mkdtemp(prefix="paimon-browser-")""",
+    "%paimon --help",
+    """catalog = Catalog(wh)
+catalog.create_database("db")
+schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string()),
+                    pa.field("dt", pa.string(), nullable=False)])
+t = catalog.create_table("db.events", schema, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "1", "deletion-vectors.enabled": "true"})
+def rows(keys, tag):
+    return pa.table({"k": keys, "v": [f"{tag}{k}" for k in keys], "dt": ["2024-05-01"] * len(keys)}, schema=schema)
+t.write(rows(list(range(300)), "a"))
+t.create_tag("v1")
+t.compact(full=True)
+t.write(rows(list(range(0, 300, 2)), "b"))   # 150 updates: a deletion vector of 150 rows
+t""",
+    """%%paimon
+CREATE CATALOG lab WITH ('type' = 'paimon', 'warehouse' = {wh});
+USE CATALOG lab;
+SELECT k, v FROM db.events ORDER BY k""",
+    "%paimon SHOW CREATE TABLE db.events",
+    "SnapshotBrowser(t)",
+    "SnapshotDiff(t, 'v1', t.latest_snapshot().id)",
+    "LsmView(t, {'dt': '2024-05-01'}, 0)",
+    "DeletionVectorView(t)",
+    "ManifestExplorer(t)",
+    "tail = LiveTail(t, poll_interval=0.2)\ntail",
+    """t.write(rows([1000], "tail"))
+assert tail.wait_for(t.latest_snapshot().id)
+tail.stop()""",
+    """%%paimon
+USE CATALOG lab;
+SELECT count(*) FROM db.events;
+SELECT * FROM db.nope""",
+    "",
+]
+HEADINGS = {5: "db.events", 6: "Diff of db.events", 7: "LSM tree of db.events", 8: "Deletion vectors of db.events",
+            9: "Manifests of db.events", 10: "Live tail of db.events"}   # each widget's cell: its heading
+COMPLETION_CELL = len(TOUR) - 1
+MAX_WIDGET_HEIGHT = 1800   # px: a widget fits a notebook cell (tables and lists scroll or page inside it)
+
+
+FIGURES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => [
+    p.closest('.jp-Cell') ? [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')].indexOf(p.closest('.jp-Cell')) : -1,
+    (p.data || []).length, (p.data || []).reduce((n, t) => n + ((t.x || t.z || []).length), 0)])"""
+
+DRAWN = """(i) => [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')[i].querySelectorAll('.js-plotly-plot')]
+    .every(p => (p.data || []).some(t => (t.x || t.z || []).length > 0))"""
+
+
+def _put_notebook(base: str, token: str, name: str, cells: list[str]) -> None:
+    """Save a notebook of code cells through JupyterLab's contents API."""
+    import json
+
+    nb = {"nbformat": 4, "nbformat_minor": 5,
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "source": c, "outputs": [],
+                     "execution_count": None} for i, c in enumerate(cells)]}
+    req = urllib.request.Request(f"{base}/api/contents/{name}?token={token}", method="PUT",
+                                 data=json.dumps({"type": "notebook", "content": nb}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req).close()
+
+
+def test_notebook_tour_in_jupyterlab(lab, artifacts, tmp_path):
+    """Run the tour notebook in JupyterLab and check what is on screen: the help, "showing N of M
+    rows", SHOW CREATE line by line, the table's display, every widget drawn and fitting its cell
+    (a pager clicked), the live tail updated from its thread, the failed cell's progress line,
+    and Tab completing a table name in a %%paimon cell."""
     from playwright.sync_api import sync_playwright
 
     base, token = lab
+    name = "browser_tour.ipynb"
+    _put_notebook(base, token, name, TOUR)
     shots = []
 
-    def shot(page, name):
-        path = artifacts / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+    def shot(target, label):
+        path = artifacts / f"{label}.png"
+        if hasattr(target, "goto"):
+            target.screenshot(path=str(path), full_page=True)
+        else:
+            target.scroll_into_view_if_needed()
+            target.screenshot(path=str(path))
         shots.append(path)
         print(f"screenshot: {path}")
 
@@ -124,63 +212,93 @@ def test_widget_notebook_renders_in_jupyterlab(lab, artifacts, tmp_path):
         context = p.chromium.launch_persistent_context(
             str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
             viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
         try:
-            page = context.new_page()
             page.set_default_timeout(60_000)
-            page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}&reset")
-            # the notebook is loaded and its kernel started
-            page.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell').length >= 10",
-                                   timeout=120_000)
+            page.goto(f"{base}/lab/tree/{name}?token={token}&reset")
+            page.wait_for_function(f"() => document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell').length "
+                                   f"== {len(TOUR)}", timeout=120_000)
             kernel_idle = page.locator(".jp-StatusBar-Widget", has_text=re.compile(r"\|\s*Idle"))
             kernel_idle.first.wait_for(timeout=120_000)
-            shot(page, "01-opened")
 
             page.locator(".lm-MenuBar-item", has_text="Run").first.click()
             page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
-            # running: some prompt shows [*] ...
+            # every cell up to the failing one has run (Run All stops at its error)
             page.wait_for_function(
-                "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
-                ".some(e => e.textContent.includes('*'))", timeout=60_000)
-            # ... until every code cell has run: all prompts numbered, the kernel idle again
-            page.wait_for_function(
-                """() => {
-                    const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
-                        .map(e => e.textContent.trim());
-                    return prompts.length > 0 && prompts.every(t => /^\\[\\d+\\]:$/.test(t));
-                }""", timeout=300_000)
+                """(n) => {
+                    const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt')]
+                        .slice(0, n).map(e => e.textContent.trim());
+                    return prompts.length === n && prompts.every(t => /^\\[\\d+\\]:$/.test(t));
+                }""", arg=COMPLETION_CELL, timeout=240_000)
             kernel_idle.first.wait_for(timeout=120_000)
-            page.wait_for_selector(".js-plotly-plot", state="attached", timeout=120_000)
-            page.wait_for_timeout(2000)   # let plotly finish drawing
-            shot(page, "02-run-all")
+            cells = page.locator(".jp-NotebookPanel .jp-CodeCell")
 
-            widgets = page.locator(".jupyter-widgets").count()
-            plots = page.locator(".js-plotly-plot").count()
-            print(f"rendered: {widgets} .jupyter-widgets elements, {plots} .js-plotly-plot figures")
-            # each figure, scrolled into view (plotly draws visible plots), as its own screenshot
-            for i in range(plots):
-                fig = page.locator(".js-plotly-plot").nth(i)
-                fig.scroll_into_view_if_needed()
-                page.wait_for_timeout(1500)
-                path = artifacts / f"03-figure-{i}.png"
-                fig.screenshot(path=str(path))
-                shots.append(path)
-                print(f"screenshot: {path}")
-            assert widgets > 10
-            assert plots >= 3            # two LSM views and the deletion-vector bitmap, each a plotly figure
-            assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
-                                ).filter(has_text="Error").count() == 0
+            def output(i):
+                """Cell i's outputs, scrolled into view (JupyterLab draws only the cells in view)."""
+                cells.nth(i).scroll_into_view_if_needed()
+                out = cells.nth(i).locator(".jp-Cell-outputArea")
+                out.locator(".jp-OutputArea-output").first.wait_for(timeout=60_000)
+                return out
+
+            shot(page, "tour-01-run-all")
+
+            def shows(i, text):
+                """Cell i's outputs, once ``text`` is on screen in them."""
+                out = output(i)
+                out.get_by_text(text).first.wait_for(timeout=30_000)
+                return out
+
+            help_text = shows(1, "--out NAME").inner_text()
+            assert "displaylimit" in help_text and "autopandas" in help_text
+            sql = shows(3, "showing 10 of 300 rows")
+            assert sql.locator("table tbody tr").count() == 10
+            create = shows(4, "CREATE TABLE").locator("pre").inner_text()
+            assert "\n  `v` STRING,\n" in create and "\n  'deletion-vectors.enabled' = 'true'" in create
+            shows(2, "Table db.events")
+
+            for i, heading in HEADINGS.items():
+                out = shows(i, heading)
+                page.wait_for_function(DRAWN, arg=i, timeout=60_000)    # plotly draws a figure once in view
+                assert out.locator(".jupyter-widgets").count() > 0
+                height = out.bounding_box()["height"]
+                assert height < MAX_WIDGET_HEIGHT, f"{heading}: {height:.0f} px tall"
+                shot(out, f"tour-widget-{i:02d}")
+                figures = [f for f in page.evaluate(FIGURES) if f[0] == i]
+                assert i in (6, 9) or figures, f"{heading}: no figure"   # all but the diff and the manifests draw one
+            # the deletion-vector view: its 50-row page of deleted rows scrolls inside a 320 px box; Next asks
+            # the kernel for the next page
+            dv = output(8)
+            scrolls = dv.locator(".plab-scroll").evaluate_all(
+                "els => els.map(e => [getComputedStyle(e).maxHeight, e.scrollHeight > e.clientHeight])")
+            assert scrolls and all(h == "320px" for h, _ in scrolls) and any(s for _, s in scrolls)
+            assert "deleted rows 1–50 of 150" in dv.inner_text()
+            dv.get_by_role("button", name="Next ▶").click()
+            dv.get_by_text("deleted rows 51–100 of 150").wait_for(timeout=30_000)
+
+            # the live tail's thread drew the commit made after it was shown
+            output(10).get_by_text("tail1000").wait_for(timeout=30_000)
+
+            error = shows(COMPLETION_CELL - 1, "statements 1-2 ran; statement 3 failed").inner_text()
+            assert "db.nope" in error
             body = page.inner_text("body")
             assert "Error displaying widget" not in body and "Traceback" not in body
-            drawn = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
-                .map(p => (p.data || []).reduce((n, t) => n + ((t.x || t.z || []).length), 0))""")
-            print("data points per figure:", drawn)
-            assert all(n > 0 for n in drawn)                  # every figure has its bars / heatmap data
-            assert page.locator(".js-plotly-plot .bars .point path, .js-plotly-plot .hm image, "
-                                ".js-plotly-plot .heatmaplayer image").count() > 0   # and drew them
-            assert page.locator(".widget-slider, .widget-hslider").count() >= 1   # the snapshot slider
+
+            # Tab completes a table name in a %%paimon cell (one match: inserted; several: listed)
+            editor = cells.nth(COMPLETION_CELL).locator(".cm-content")
+            editor.click()
+            page.keyboard.type("%%paimon\nSELECT * FROM db.ev")
+            page.keyboard.press("Tab")
+            page.wait_for_function("""(i) => {
+                const cell = document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')[i];
+                const completer = document.querySelector('.jp-Completer:not(.lm-mod-hidden)');
+                return cell.querySelector('.cm-content').innerText.includes('db.events')
+                    || (completer !== null && completer.innerText.includes('events'));
+            }""", arg=COMPLETION_CELL, timeout=30_000)
+            shot(page, "tour-02-completion")
         except BaseException:
             try:
-                shot(page, "99-failure")
+                print("figures (cell, traces, points):", page.evaluate(FIGURES))
+                shot(page, "tour-99-failure")
             except Exception:  # noqa: BLE001 - the page may be gone
                 pass
             raise

@@ -72,6 +72,22 @@ def test_line_magic(fresh):
     assert fresh.run_cell("%paimon SELECT count(*) AS n FROM t").result.to_dict("list") == {"n": [4]}
 
 
+def test_show_create_table_is_shown_as_text(fresh):
+    assert fresh.run_cell("%paimon CREATE TABLE t2 (k INT, v STRING) WITH ('snapshot.num-retained.max' = '20')").success
+    res = fresh.run_cell("%paimon SHOW CREATE TABLE t2")
+    assert res.success and isinstance(res.result, str)
+    lines = res.result.split("\n")
+    assert lines[0] == "CREATE TABLE `lab`.`default`.`t2` (" and "  `v` STRING" in lines
+    assert "  'snapshot.num-retained.max' = '20'" in lines         # one option per line
+    assert "<pre" in res.result._repr_html_() and "&#x27;snapshot.num-retained.max&#x27;" in res.result._repr_html_()
+    from IPython.lib.pretty import pretty
+
+    assert pretty(res.result) == res.result                      # shown as the text itself, not quoted
+    bound = fresh.run_cell("%paimon --out ddl SHOW CREATE TABLE t2")
+    assert bound.success and list(fresh.user_ns["ddl"].columns) == ["result"]   # --out still binds the table
+    assert isinstance(fresh.run_cell("%paimon --arrow SHOW CREATE TABLE t2").result, pa.Table)
+
+
 def test_errors_are_short(fresh, capsys):
     res = fresh.run_cell("%%paimon\nSELECT *\nFROM missing_table")
     assert not res.success

@@ -62,6 +62,8 @@ def test_snapshot_browser_timeline_and_rows(pk_table):
     xs = sorted(x for tr in b.figure.data for x in tr.x)
     assert xs == [1, 2, 3]
     assert any("first" in a.text for a in b.figure.layout.annotations)
+    # the tag marker is a character the usual fonts have (no emoji: headless browsers draw a box)
+    assert all(max(map(ord, a.text)) < 0x10000 for a in b.figure.layout.annotations)
     # latest: 55 rows, shown 20 at a time
     assert len(b.rows) == 20 and "rows 1–20" in b.page_label.value
     b.next_button.click()
@@ -107,12 +109,19 @@ def test_snapshot_browser_rollback_with_confirmation(pk_table):
     b = SnapshotBrowser(pk_table)
     b.selector.value = ("snapshot", 1)
     b.rollback_button.click()
-    assert "Roll back to snapshot 1" in b.confirm_message.value
+    assert b.question == ("Roll back to snapshot 1? This deletes snapshots 2–3, the files only they use and "
+                          "tags on them.")
     assert [s.id for s in pk_table.snapshots()] == [1, 2, 3]
+    b.selector.value = ("snapshot", 2)
+    assert b.question == ""                               # choosing another snapshot cancels the question
+    b.rollback_button.click()
+    assert b.question.endswith("This deletes snapshot 3, the files only it uses and tags on it.")
+    b.selector.value = ("snapshot", 1)
+    b.rollback_button.click()
     b.confirm_button.click()
     assert [s.id for s in pk_table.snapshots()] == [1]
     assert b.timeline["snapshot_id"].tolist() == [1]
-    assert "Rolled back" in b.status.value
+    assert b.message == "Rolled back to snapshot 1." and b.question == ""
     assert pk_table.to_arrow().num_rows == 50
 
 
@@ -281,7 +290,14 @@ def test_deletion_vector_view_large_file_is_binned(catalog):
     t.write(rows(range(0, 10_000, 3), "b"))
     v = DeletionVectorView(t, max_rows=50)
     assert v.vectors["cardinality"].tolist() == [3334]
-    assert len(v.rows) == 50                              # only the first rows are read for the table
+    assert len(v.rows) == 50                              # only the first page's rows are read for the table
+    assert v.rows_pager.label.value == "deleted rows 1–50 of 3,334" and v.rows_pager.prev_button.disabled
+    v.rows_pager.next_button.click()
+    assert v.rows["position"].tolist() == [3 * i for i in range(50, 100)]
+    assert v.rows_pager.label.value == "deleted rows 51–100 of 3,334"
+    v.rows_pager.go(v.rows_pager.pages - 1)
+    assert len(v.rows) == 3334 - 66 * 50 and v.rows_pager.next_button.disabled
+    assert "class='plab-scroll'" in v.rows_html.value       # the table scrolls inside the cell
     z = np.array(v.figure.data[0].z)
     assert z.size == 512 and "share deleted" in v.figure.layout.title.text
 
@@ -307,10 +323,26 @@ def test_manifest_explorer_walk(catalog):
     assert java_bytes(f["_PARTITION"]) == (r'"\u0000\u0000\u0000\u0001\u0000\u0000\u0000\u0000\u0000\u0000\u0000'
                                            r'\u0000\b\u0000\u0000\u0000\u0010\u0000\u0000\u000020241011"')
     assert "dt=20241011" in m.file_html.value
+    # partitions and keys read decoded; their raw bytes only inside a folded <details>
+    shown = m.file_html.value.split("<details")
+    assert "\\u0000" not in shown[0] and all("\\u0000" not in part.split("</details>", 1)[1] for part in shown[1:])
+    assert "\\u0000" not in "".join(o for o, _ in m.entry_selector.options) + m.entries_html.value
     m.select(manifest_list="base")
     assert m.manifests == [] and m.file is None and "empty list" in m.list_html.value
     m.select(manifest_list="changelog")
     assert m.file["_FILE_NAME"].startswith("changelog-") and m.file["_ROW_COUNT"] == 3
+
+
+def test_manifest_explorer_pages_entries(catalog):
+    t = catalog.create_table("db.many", pa.schema([("x", pa.int64()), ("p", pa.int64())]), partition_keys=["p"])
+    t.write(pa.table({"x": list(range(25)), "p": list(range(25))}))     # 25 partitions: 25 entries
+    m = ManifestExplorer(t, page_size=10)
+    assert len(m.entries) == 25 and len(m.entries_df) == 10
+    assert m.entries_pager.label.value == "entries 1–10 of 25"
+    m.entries_pager.next_button.click()
+    assert [v for _, v in m.entry_selector.options] == list(range(10, 20)) and m.entry_selector.value == 10
+    assert m.file["_FILE_NAME"] == m.entries[10].file.file_name
+    assert "p=" in m.entries_html.value
 
 
 def test_manifest_explorer_compaction_entries(dv_table):

@@ -14,6 +14,7 @@ from paimon_lab.core.bucket_function import check_bucket_function
 from paimon_lab.errors import CorruptFileError, OptionError, SchemaError
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.core.options import CoreOptions, validate_options
+from paimon_lab.utils import html as H
 
 SCHEMA_VERSION = 3
 
@@ -67,6 +68,25 @@ class TableSchema:
 
     def arrow_schema(self) -> pa.Schema:
         return T.arrow_schema(self.fields)
+
+    # ---------------------------------------------------------------- display
+    def __repr__(self) -> str:
+        cols = ", ".join(f"{f.name} {f.type}" for f in self.fields)
+        keys = "".join(f", {label}={list(v)}" for label, v in (("primary_keys", self.primary_keys),
+                                                              ("partition_keys", self.partition_keys)) if v)
+        return f"TableSchema(id={self.id}, [{cols}]{keys}, {len(self.options)} options)"
+
+    def _repr_html_(self) -> str:
+        return H.box(H.title(f"Schema {self.id}", self.comment or ""), self.fields_html(),
+                     H.details(f"options ({len(self.options)})", H.options_block(self.options)))
+
+    def fields_html(self) -> str:
+        """The columns as an HTML table: field id, name, type, key role and comment."""
+        def role(name: str) -> str:
+            return ", ".join(r for r, keys in (("primary key", self.primary_keys),
+                                               ("partition key", self.partition_keys)) if name in keys)
+        return H.table(["id", "name", "type", "key", "comment"],
+                       [(f.id, f.name, f.type, role(f.name), f.description or "") for f in self.fields])
 
     # ---------------------------------------------------------------- JSON
     def to_json(self) -> str:

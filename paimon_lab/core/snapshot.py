@@ -7,12 +7,14 @@ stale or missing, so readers verify them and fall back to listing the directory.
 
 from __future__ import annotations
 
+import datetime
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Iterator
 
 from paimon_lab.errors import CorruptFileError, SnapshotNotExistError
 from paimon_lab.io.file_io import FileIO, join
+from paimon_lab.utils import html as H
 
 SNAPSHOT_VERSION = 3
 BATCH_COMMIT_IDENTIFIER = 0x7FFFFFFFFFFFFFFF
@@ -69,6 +71,24 @@ class Snapshot:
     # (a tag or branch copy of a Java snapshot keeps them).
     extras: dict = field(default_factory=dict, compare=False, repr=False)
 
+    def __repr__(self) -> str:
+        return (f"Snapshot(id={self.id}, {self.commit_kind}, schema_id={self.schema_id}, "
+                f"time={_utc(self.time_millis)}, total_record_count={self.total_record_count}, "
+                f"delta_record_count={self.delta_record_count})")
+
+    def _repr_html_(self) -> str:
+        rows = [("commit kind", self.commit_kind), ("time (UTC)", _utc(self.time_millis)),
+                ("schema id", self.schema_id), ("total records", self.total_record_count),
+                ("delta records", self.delta_record_count), ("changelog records", self.changelog_record_count),
+                ("base manifest list", self.base_manifest_list), ("delta manifest list", self.delta_manifest_list),
+                ("changelog manifest list", self.changelog_manifest_list or "-"),
+                ("index manifest", self.index_manifest or "-"), ("commit user", self.commit_user),
+                ("commit identifier", self.commit_identifier)]
+        if self.watermark is not None and self.watermark != WATERMARK_MIN:
+            rows.append(("watermark", self.watermark))
+        return H.box(H.title(f"Snapshot {self.id}", self.commit_kind), H.pairs(rows),
+                     H.details("snapshot JSON", H.pre(self.to_json())))
+
     def to_json(self) -> str:
         values = asdict(self)
         obj = {}
@@ -93,6 +113,12 @@ class Snapshot:
             return snap
         except (ValueError, KeyError, TypeError) as e:
             raise CorruptFileError(f"{source} is not a valid Paimon snapshot file: {e}") from None
+
+
+def _utc(millis: int | None) -> str:
+    if millis is None:
+        return "?"
+    return datetime.datetime.fromtimestamp(millis / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
 ROLLBACK_MARKER = "ROLLBACK"   # in snapshot/: a rollback is deleting newer snapshots

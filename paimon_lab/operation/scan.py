@@ -27,6 +27,7 @@ from paimon_lab.core.stats import decode_stats
 from paimon_lab.fileindex import INDEX_FILE_SUFFIX, FileIndexReader
 from paimon_lab.io.file_io import join
 from paimon_lab.errors import OptionError, SnapshotNotExistError
+from paimon_lab.utils import html as H
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -110,6 +111,51 @@ class LiveEntries:
             for i, e in zip(at, self.parts[int(m)].entries(rows[at])):
                 out[i] = e
         return out
+
+
+class ScanPlan(list):
+    """The :class:`DataSplit` s a read touches (a list), with the snapshot planned and the filter;
+    notebooks show it as one row per split with the partition decoded."""
+
+    def __init__(self, splits=(), store: FileStore | None = None, snapshot_id: int | None = None,
+                 predicate: Predicate | None = None):
+        super().__init__(splits)
+        self.snapshot_id = snapshot_id
+        self.predicate = predicate
+        self._codec = store.partition_codec if store is not None else None
+
+    @property
+    def files(self) -> int:
+        return sum(len(s.files) for s in self)
+
+    @property
+    def row_count(self) -> int:
+        return sum(s.row_count for s in self)
+
+    def partition_text(self, split: DataSplit) -> str:
+        """``dt=2024-05-01/hh=08`` for a split's partition (empty when unpartitioned)."""
+        if self._codec is None or not self._codec.fields:
+            return ""
+        return self._codec.path(self._codec.from_bytes(split.partition))
+
+    def __repr__(self) -> str:
+        where = f", filter={self.predicate}" if self.predicate is not None else ""
+        return (f"ScanPlan(snapshot_id={self.snapshot_id}, {len(self)} splits, {self.files} files, "
+                f"{self.row_count} rows{where})")
+
+    def _repr_html_(self) -> str:
+        if self.snapshot_id is None:
+            return H.title("Scan plan", "the table has no snapshot: nothing to read")
+        size = sum(f.file_size for s in self for f in s.files)
+        note = (f"snapshot {self.snapshot_id} · {len(self)} splits · {self.files} files · {self.row_count:,} rows · "
+                f"{H.fmt_bytes(size)}")
+        rows = [(self.partition_text(s), s.bucket, len(s.files), s.row_count,
+                 H.fmt_bytes(sum(f.file_size for f in s.files)),
+                 ", ".join(str(v) for v in sorted({f.level for f in s.files}))) for s in self]
+        filt = H.pairs([("filter", self.predicate)]) if self.predicate is not None else ""
+        return H.box(H.title("Scan plan", note), filt,
+                     H.table(["partition", "bucket", "files", "rows", "size", "levels"], rows,
+                             empty="no files match"))
 
 
 class FileStoreScan:

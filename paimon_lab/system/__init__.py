@@ -21,7 +21,7 @@ import pyarrow as pa
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.system.identifier import (BRANCH_PREFIX, GLOBAL_SYSTEM_TABLES, SYSTEM_DATABASE, SYSTEM_TABLE_SPLITTER,
                                           SYSTEM_TABLES, TIME_TRAVEL_TABLES, parse_system_identifier)
-from paimon_lab.system.layout import deletion_vector_rows, lsm_levels
+from paimon_lab.system.layout import deletion_vector_rows, lsm_levels, table_html
 from paimon_lab.system.metadata_tables import (SCHEMAS, aggregate_files, aggregation_fields, branches, changelogs, consumers,
                                                files, manifests, options, resolve, schemas, snapshots,
                                                table_indexes, tags)
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BRANCH_PREFIX", "GLOBAL_SYSTEM_TABLES", "SCHEMAS", "SYSTEM_DATABASE", "SYSTEM_TABLES",
            "SYSTEM_TABLE_SPLITTER", "TIME_TRAVEL_TABLES", "analyze", "column_statistics", "deletion_vector_rows",
-           "lsm_levels", "parse_system_identifier", "read_statistics", "system_table"]
+           "lsm_levels", "parse_system_identifier", "read_statistics", "system_table", "table_html"]
 
 
 # ---------------------------------------------------------------------------------- public API

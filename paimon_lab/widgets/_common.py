@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
+import re
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import pandas as pd
@@ -35,6 +36,9 @@ CSS = """<style>
 .plab-error {color: #b00020; font-weight: bold;}
 .plab-ok {color: #1b7f3b;}
 .plab-pre {font-size: 12px; max-height: 420px; overflow: auto; background: #fafafa; padding: 6px;}
+.plab-scroll {max-height: 320px; overflow: auto; max-width: 100%;}
+.plab-scroll-tall {max-height: 480px; overflow: auto; max-width: 100%;}
+.plab-raw summary {color: #777; cursor: pointer;}
 </style>"""
 
 
@@ -84,7 +88,8 @@ def java_bytes(data: bytes) -> str:
 
 
 def html_table(df: pd.DataFrame, max_rows: int | None = None, empty: str = "(none)") -> str:
-    """A small DataFrame as an HTML table (values escaped, nothing truncated but rows)."""
+    """A small DataFrame as an HTML table (values escaped, nothing truncated but rows) in a box
+    that scrolls when it is taller than a notebook cell should be."""
     if df is None or len(df) == 0:
         return f"<span class='plab-muted'>{esc(empty)}</span>"
     shown = df if max_rows is None else df.head(max_rows)
@@ -95,7 +100,8 @@ def html_table(df: pd.DataFrame, max_rows: int | None = None, empty: str = "(non
     more = ""
     if max_rows is not None and len(df) > max_rows:
         more = f"<div class='plab-muted'>… {len(df) - max_rows} more rows</div>"
-    return f"<table class='plab-table'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
+    return (f"<div class='plab-scroll'><table class='plab-table'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>{more}")
 
 
 def fmt_cell(v: Any) -> str:
@@ -125,8 +131,63 @@ class Raw:
         self.html = html_text
 
 
+def raw_bytes(data: bytes | None, label: str = "raw bytes") -> str:
+    """A BinaryRow's bytes as Paimon's docs print them, folded away under its decoded value."""
+    if not data:
+        return ""
+    return (f"<details class='plab-raw'><summary>{esc(label)} ({len(data)})</summary>"
+            f"<code>{esc(java_bytes(data))}</code></details>")
+
+
+class Pager:
+    """Prev / Next buttons and a "rows 1–50 of 120" label over a list of ``size`` items shown
+    ``page_size`` at a time; ``on_page(page)`` draws a page."""
+
+    def __init__(self, page_size: int, on_page, noun: str = "rows"):
+        self.page_size, self.on_page, self.noun = max(1, int(page_size)), on_page, noun
+        self.page, self.size = 0, 0
+        self.prev_button = W.Button(description="◀ Prev", layout=W.Layout(width="90px"))
+        self.next_button = W.Button(description="Next ▶", layout=W.Layout(width="90px"))
+        self.label = W.Label()
+        self.box = W.HBox([self.prev_button, self.next_button, self.label])
+        self.prev_button.on_click(lambda _: self.go(self.page - 1))
+        self.next_button.on_click(lambda _: self.go(self.page + 1))
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.size // self.page_size))
+
+    def slice(self) -> slice:
+        start = self.page * self.page_size
+        return slice(start, min(start + self.page_size, self.size))
+
+    def reset(self, size: int) -> None:
+        """A new list of ``size`` items, shown from its first page."""
+        self.size, self.page = int(size), 0
+        self._label()
+        self.on_page(0)
+
+    def go(self, page: int) -> None:
+        if 0 <= page < self.pages and page != self.page:
+            self.page = page
+            self._label()
+            self.on_page(page)
+
+    def _label(self) -> None:
+        s = self.slice()
+        self.label.value = (f"{self.noun} {s.start + 1}–{s.stop} of {self.size:,}" if self.size else "")
+        self.prev_button.disabled = self.page == 0
+        self.next_button.disabled = self.page >= self.pages - 1
+        hidden(self.box, self.size <= self.page_size)
+
+
 def pre(text: str) -> str:
     return f"<pre class='plab-pre'>{esc(text)}</pre>"
+
+
+def plain_text(html_text: str) -> str:
+    """The text a small piece of widget HTML shows (tags dropped, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]*>", "", html_text or ""))
 
 
 def error_html(e: BaseException) -> str:
@@ -233,5 +294,5 @@ def hashable_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["W", "CSS", "Raw", "Ref", "esc", "fmt_time", "fmt_value", "fmt_key", "fmt_partition", "java_bytes",
-           "html_table", "kv_table", "pre", "error_html", "ok_html", "snapshot_refs", "resolve", "read_kwargs",
+           "html_table", "kv_table", "pre", "raw_bytes", "Pager", "error_html", "ok_html", "plain_text", "snapshot_refs", "resolve", "read_kwargs",
            "ref_label", "partition_filter", "hidden", "sync_figure", "FigureSlot", "hashable_frame"]

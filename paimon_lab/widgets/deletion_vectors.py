@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_partition, html_table, kv_table,
-                                        FigureSlot)
+                                        FigureSlot, Pager)
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.io.file_io import join
 from paimon_lab.core.file_format import read_file
@@ -53,14 +53,21 @@ def deleted_rows(table: "Table", partition: bytes, bucket: int, file, positions:
 
 class DeletionVectorView(W.VBox):
     """Deletion vectors of a snapshot (default latest): choose a data file to see its vector drawn
-    (one cell per row; red = deleted), its cardinality, and the keys at the deleted positions."""
+    (one cell per row; red = deleted), its cardinality, and the keys at the deleted positions,
+    ``max_rows`` per page (only the rows of the page shown are looked up)."""
 
-    def __init__(self, table: "Table", snapshot_id: int | None = None, *, max_rows: int = 200):
+    def __init__(self, table: "Table", snapshot_id: int | None = None, *, max_rows: int = 50):
         self.table = table
         self.max_rows = max_rows
         self.vectors: pd.DataFrame = pd.DataFrame()
         self.rows: pd.DataFrame = pd.DataFrame()
         self._files: dict = {}
+        self._positions = np.zeros(0, dtype=np.int64)
+        self._entry = None
+        self.rows_pager = Pager(max_rows, self._show_rows, noun="deleted rows")
+        self._overview = pd.DataFrame()
+        self._note = ""
+        self.overview_pager = Pager(50, self._show_overview, noun="files")
         self.snapshot_selector = W.Dropdown(description="Snapshot", layout=W.Layout(width="260px"))
         self.file_selector = W.Dropdown(description="Data file", layout=W.Layout(width="640px"))
         self.refresh_button = W.Button(description="Refresh", icon="refresh", layout=W.Layout(width="100px"))
@@ -80,7 +87,9 @@ class DeletionVectorView(W.VBox):
         self.refresh_button.on_click(lambda _: self.refresh())
         super().__init__([W.HTML(CSS), W.HTML(f"<b>Deletion vectors of {esc(table.identifier)}</b>"),
                           W.HBox([self.snapshot_selector, self.refresh_button]), self.overview_html,
-                          self.file_selector, self.detail_html, self._slot.box, self.rows_html])
+                          self.overview_pager.box,
+                          self.file_selector, self.detail_html, self._slot.box, self.rows_html,
+                          self.rows_pager.box])
         self.refresh(snapshot_id)
 
     def refresh(self, snapshot_id: int | None = None) -> None:
@@ -123,7 +132,8 @@ class DeletionVectorView(W.VBox):
                    "('deletion-vectors.enabled' is not set).</div>"
         else:
             note = ""
-        self.overview_html.value = note + html_table(overview, 50, empty="no deletion vectors in this snapshot")
+        self._overview, self._note = overview, note
+        self.overview_pager.reset(len(overview))
         options = [(f"{fmt_partition(r.partition)} · bucket-{r.bucket} · {r.file_name} "
                     f"({r.cardinality}/{r.row_count} deleted)", r.file_name) for r in dvs.itertuples()]
         old = self.file_selector.value
@@ -135,6 +145,10 @@ class DeletionVectorView(W.VBox):
         finally:
             self._loading = False
         self.show()
+
+    def _show_overview(self, page: int) -> None:
+        shown = self._overview.iloc[self.overview_pager.slice()] if len(self._overview) else self._overview
+        self.overview_html.value = self._note + html_table(shown, empty="no deletion vectors in this snapshot")
 
     def show(self, file_name: str | None = None) -> None:
         """Draw the deletion vector of ``file_name`` (default: the chosen file)."""
@@ -149,6 +163,9 @@ class DeletionVectorView(W.VBox):
             self.detail_html.value = ""
             self.rows_html.value = ""
             self.rows = pd.DataFrame()
+            self._entry, self._positions = None, np.zeros(0, dtype=np.int64)
+            self.rows_pager.size = 0
+            self.rows_pager._label()
             with self._fig.batch_update():
                 heat.z = [[0]]
                 self._fig.layout.title = dict(text="no deletion vector", font=dict(size=13))
@@ -164,11 +181,18 @@ class DeletionVectorView(W.VBox):
             ("cardinality (deleted rows)", int(row["cardinality"])),
             ("live rows", n - int(row["cardinality"]))])
         self._draw(positions, n, name)
+        self._entry, self._positions = entry, positions
+        self.rows_pager.reset(len(positions))
+
+    def _show_rows(self, page: int) -> None:
+        """The rows at one page of the chosen file's deleted positions."""
+        entry = self._entry
+        if entry is None:
+            return
+        positions = self._positions[self.rows_pager.slice()]
         try:
-            self.rows = deleted_rows(self.table, entry.partition, entry.bucket, entry.file, positions, self.max_rows)
-            more = (f"<div class='plab-muted'>first {self.max_rows} of {len(positions)} deleted rows</div>"
-                    if len(positions) > self.max_rows else "")
-            self.rows_html.value = "<b>Rows at the deleted positions</b>" + html_table(self.rows) + more
+            self.rows = deleted_rows(self.table, entry.partition, entry.bucket, entry.file, positions, len(positions))
+            self.rows_html.value = "<b>Rows at the deleted positions</b>" + html_table(self.rows)
         except Exception as e:  # noqa: BLE001
             self.rows_html.value = error_html(e)
 

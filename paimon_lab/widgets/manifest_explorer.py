@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from paimon_lab.widgets._common import (CSS, W, Raw, error_html, esc, fmt_key, fmt_partition, fmt_time,
-                                        fmt_value, html_table, java_bytes, kv_table, pre, resolve,
+from paimon_lab.widgets._common import (CSS, W, Pager, Raw, error_html, esc, fmt_key, fmt_partition, fmt_time,
+                                        fmt_value, html_table, kv_table, pre, raw_bytes, resolve,
                                         snapshot_refs)
 from paimon_lab.core.stats import decode_stats
 from paimon_lab.core import binary_row
@@ -82,12 +82,14 @@ def entries_frame(table: "Table", entries: list) -> pd.DataFrame:
 class ManifestExplorer(W.VBox):
     """Walk a snapshot's metadata the way Paimon's readers do: choose a snapshot (or tag), one of
     its manifest lists (base, delta, changelog), a manifest in it, and an ADD/DELETE entry in that
-    to see the data file's metadata with its partition, keys and statistics decoded."""
+    to see the data file's metadata with its partition, keys and statistics decoded. A manifest's
+    entries are listed ``page_size`` at a time."""
 
     def __init__(self, table: "Table", snapshot_id: int | None = None, *, tag: str | None = None,
-                 max_entries: int = 500):
+                 page_size: int = 100):
         self.table = table
-        self.max_entries = max_entries
+        self.page_size = page_size
+        self.entries_pager = Pager(page_size, self._show_entries, noun="entries")
         self.manifests: list = []
         self.entries: list = []
         self.entries_df: pd.DataFrame = pd.DataFrame()
@@ -115,7 +117,7 @@ class ManifestExplorer(W.VBox):
         super().__init__([W.HTML(CSS), W.HTML(f"<b>Manifests of {esc(table.identifier)}</b>"),
                           W.HBox([self.snapshot_selector, self.refresh_button]), acc,
                           self.list_selector, self.list_html, self.manifest_selector, self.manifest_html,
-                          self.entry_selector, self.entries_html, self.file_html])
+                          self.entries_pager.box, self.entry_selector, self.entries_html, self.file_html])
         self.refresh(("tag", tag) if tag is not None else (("snapshot", snapshot_id) if snapshot_id else None))
 
     # ------------------------------------------------------------------ navigation
@@ -218,12 +220,11 @@ class ManifestExplorer(W.VBox):
             ("_NUM_DELETED_FILES", m.num_deleted_files), ("_SCHEMA_ID", m.schema_id),
             ("_MIN_BUCKET … _MAX_BUCKET", f"{m.min_bucket} … {m.max_bucket}"),
             ("_MIN_LEVEL … _MAX_LEVEL", f"{m.min_level} … {m.max_level}"),
-            ("_PARTITION_STATS._MIN_VALUES", java_bytes(m.partition_stats.min_values)),
-            ("_PARTITION_STATS._MAX_VALUES", java_bytes(m.partition_stats.max_values)),
-            ("_PARTITION_STATS._NULL_COUNTS", list(m.partition_stats.null_counts or [])),
-            ("partition stats, decoded", Raw(html_table(decode_partition_stats(self.table, m),
-                                                        empty="unpartitioned table"))),
+            ("_PARTITION_STATS", Raw(html_table(decode_partition_stats(self.table, m), empty="unpartitioned table")
+                                     + raw_bytes(m.partition_stats.min_values, "_MIN_VALUES, raw bytes")
+                                     + raw_bytes(m.partition_stats.max_values, "_MAX_VALUES, raw bytes"))),
         ])
+        info = f"<div class='plab-scroll-tall'>{info}</div>"
         self.manifest_html.value = info
         try:
             entries = self.table.store.manifest_io.read_manifest(m.file_name)
@@ -234,20 +235,24 @@ class ManifestExplorer(W.VBox):
 
     def _set_entries(self, entries: list) -> None:
         self.entries = entries
-        shown = entries[: self.max_entries]
+        self.entries_pager.reset(len(entries))
+
+    def _show_entries(self, page: int) -> None:
+        """One page of the manifest's entries: the list to choose from and their table."""
+        window = self.entries_pager.slice()
+        shown = self.entries[window]
         self.entries_df = entries_frame(self.table, shown)
-        options = [(f"{KINDS.get(e.kind, e.kind):<6} {fmt_partition(self.table.store.partition_codec.to_dict(e.partition))}"
+        codec = self.table.store.partition_codec
+        options = [(f"{KINDS.get(e.kind, e.kind):<6} {fmt_partition(codec.to_dict(e.partition))}"
                     f" bucket-{e.bucket} L{e.file.level} {e.file.file_name} ({e.file.row_count} rows)", i)
-                   for i, e in enumerate(shown)]
-        more = (f"<div class='plab-muted'>first {self.max_entries} of {len(entries)} entries</div>"
-                if len(entries) > self.max_entries else "")
+                   for i, e in enumerate(shown, start=window.start)]
         df = self.entries_df.assign(partition=self.entries_df["partition"].map(fmt_partition)) \
             if len(self.entries_df) else self.entries_df
-        self.entries_html.value = html_table(df, 50, empty="no entries") + more
+        self.entries_html.value = html_table(df, empty="no entries")
         self._loading = True
         try:
             self.entry_selector.options = options
-            self.entry_selector.value = 0 if options else None
+            self.entry_selector.value = options[0][1] if options else None
         finally:
             self._loading = False
         self._load_entry()
@@ -265,17 +270,16 @@ class ManifestExplorer(W.VBox):
         except Exception as e:  # noqa: BLE001
             self.file_html.value = error_html(e)
             return
-        self.file_html.value = "<b>Data file</b>" + kv_table([
+        self.file_html.value = "<b>Data file</b><div class='plab-scroll-tall'>" + kv_table([
             ("_KIND", d["_KIND"]),
-            ("_PARTITION", Raw(f"<code>{esc(java_bytes(d['_PARTITION']))}</code><br>= "
-                               f"{esc(fmt_partition(d['partition']))}")),
+            ("_PARTITION", Raw(esc(fmt_partition(d["partition"])) + raw_bytes(d["_PARTITION"]))),
             ("_BUCKET / _TOTAL_BUCKETS", f"{d['_BUCKET']} / {d['_TOTAL_BUCKETS']}"),
             ("_FILE_NAME", d["_FILE_NAME"]), ("_FILE_SIZE", d["_FILE_SIZE"]), ("_ROW_COUNT", d["_ROW_COUNT"]),
-            ("_MIN_KEY", Raw(f"<code>{esc(java_bytes(d['_MIN_KEY']))}</code><br>= {esc(fmt_key(d['min_key']))}")),
-            ("_MAX_KEY", Raw(f"<code>{esc(java_bytes(d['_MAX_KEY']))}</code><br>= {esc(fmt_key(d['max_key']))}")),
+            ("_MIN_KEY", Raw(esc(fmt_key(d["min_key"])) + raw_bytes(d["_MIN_KEY"]))),
+            ("_MAX_KEY", Raw(esc(fmt_key(d["max_key"])) + raw_bytes(d["_MAX_KEY"]))),
             ("_KEY_STATS", Raw(_stats_table(d["key_stats"]))),
-            ("_VALUE_STATS", Raw(_stats_table(d["value_stats"]))),
-            ("_VALUE_STATS._MIN_VALUES", Raw(f"<code>{esc(java_bytes(d['_VALUE_STATS'].min_values))}</code>")),
+            ("_VALUE_STATS", Raw(_stats_table(d["value_stats"])
+                                 + raw_bytes(d["_VALUE_STATS"].min_values, "_MIN_VALUES, raw bytes"))),
             ("_MIN_SEQUENCE_NUMBER … _MAX", f"{d['_MIN_SEQUENCE_NUMBER']} … {d['_MAX_SEQUENCE_NUMBER']}"),
             ("_SCHEMA_ID", d["_SCHEMA_ID"]), ("_LEVEL", d["_LEVEL"]), ("_EXTRA_FILES", d["_EXTRA_FILES"]),
             ("_CREATION_TIME", fmt_time(d["_CREATION_TIME"])), ("_DELETE_ROW_COUNT", d["_DELETE_ROW_COUNT"]),
@@ -283,7 +287,7 @@ class ManifestExplorer(W.VBox):
              else f"{len(d['_EMBEDDED_FILE_INDEX'])} bytes"),
             ("_FILE_SOURCE", d["_FILE_SOURCE"]), ("_VALUE_STATS_COLS", d["_VALUE_STATS_COLS"]),
             ("_EXTERNAL_PATH", d["_EXTERNAL_PATH"]),
-        ])
+        ]) + "</div>"
 
     def __repr__(self) -> str:
         return f"ManifestExplorer({self.table.identifier!r})"

@@ -8,8 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_time, hidden, html_table, kv_table,
-                                        ok_html, pre, read_kwargs, ref_label, resolve, snapshot_refs,
-                                        FigureSlot)
+                                        ok_html, plain_text, pre, read_kwargs, ref_label, resolve,
+                                        snapshot_refs, FigureSlot)
 
 if TYPE_CHECKING:
     from paimon_lab.table import Table
@@ -151,7 +151,7 @@ class SnapshotBrowser(W.VBox):
                                    "<br>schema %{customdata[3]}<br>tags: %{customdata[4]}<extra></extra>"))
             tagged = df[df["tags"] != ""] if len(df) else df
             self._fig.layout.annotations = [
-                dict(x=int(r.snapshot_id), y=r.total_record_count, text="🏷 " + r.tags, showarrow=True, arrowhead=0,
+                dict(x=int(r.snapshot_id), y=r.total_record_count, text="⚑ " + r.tags, showarrow=True, arrowhead=0,
                      ay=-28, font=dict(size=11)) for r in tagged.itertuples()]
         self.figure = self._slot.show(self._fig)
         for trace in self.figure.data:
@@ -274,9 +274,11 @@ class SnapshotBrowser(W.VBox):
         snap = resolve(self.table, ref)
         latest = self.table.snapshot_manager.latest_id()
         if latest and latest > snap.id + 1:
-            newer = f"snapshots {snap.id + 1}–{latest}"
+            newer, they = f"snapshots {snap.id + 1}–{latest}", ("they use", "them")
+        elif latest and latest > snap.id:
+            newer, they = f"snapshot {latest}", ("it uses", "it")
         else:
-            newer = f"snapshot {latest}" if latest and latest > snap.id else "no snapshot"
+            newer, they = "no snapshot", None
         kind, value = ref
 
         def action() -> str:
@@ -285,8 +287,18 @@ class SnapshotBrowser(W.VBox):
             else:
                 self.table.rollback_to(snap.id)
             return f"Rolled back to {ref_label(ref)}."
-        self._ask(f"Roll back to {ref_label(ref)}? This deletes {newer}, the files only they use "
-                  f"and tags on them.", action)
+        effect = f"{newer}, the files only {they[0]} and tags on {they[1]}" if they else "nothing"
+        self._ask(f"Roll back to {ref_label(ref)}? This deletes {effect}.", action)
+
+    @property
+    def question(self) -> str:
+        """The confirmation asked for (plain text; empty when none is pending)."""
+        return plain_text(self.confirm_message.value) if self._pending is not None else ""
+
+    @property
+    def message(self) -> str:
+        """What the last action said: done, or why not (plain text)."""
+        return plain_text(self.status.value)
 
     def _confirm(self) -> None:
         action, self._pending = self._pending, None

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from paimon_lab.system import GLOBAL_SYSTEM_TABLES
 from paimon_lab.sql.catalogs import memory_table
-from paimon_lab.sql.common import db_name, text_table
+from paimon_lab.sql.common import db_name, statement_text, text_table
 from paimon_lab.sql.lexer import TokenStream
 from paimon_lab.sql.materialized_table import MT, last_refresh_millis, show_create_materialized
 from paimon_lab.sql.spelling import create_table_sql, quote, sql_string, type_sql
@@ -92,7 +92,7 @@ def create(ctx: SessionContext, st: Statement) -> pa.Table:
         elif not is_view:
             cols = ",\n".join(f"  {quote(f.name)} {type_sql(f.type)}" for f in mt.fields)
             opts = ",\n".join(f"  {sql_string(k)} = {sql_string(v)}" for k, v in sorted(mt.options.items()))
-            return text_table(result=[f"CREATE TEMPORARY TABLE {full} (\n{cols}\n) WITH (\n{opts}\n)"])
+            return statement_text(f"CREATE TEMPORARY TABLE {full} (\n{cols}\n) WITH (\n{opts}\n)")
     elif entry.kind == "paimon":
         view = entry.get_view(db, name) if entry.catalog.database_exists(db) else None
     if is_view or view is not None:
@@ -103,12 +103,12 @@ def create(ctx: SessionContext, st: Statement) -> pa.Table:
             text += " (" + ", ".join(quote(c) for c in view.columns) + ")"
         if view.comment:
             text += f" COMMENT {sql_string(view.comment)}"
-        return text_table(result=[text + f" AS\n{view.query}"])
+        return statement_text(text + f" AS\n{view.query}")
     table = ctx.get_table([cat, db, name], error=ts.error_at(tok))
     schema = table.schema
     if schema.options.get("type") == "materialized-table":
-        return text_table(result=[show_create_materialized(full, schema)])
-    return text_table(result=[create_table_sql(full, schema)])
+        return statement_text(show_create_materialized(full, schema))
+    return statement_text(create_table_sql(full, schema))
 
 
 def partitions(ctx: SessionContext, st: Statement) -> pa.Table:
