@@ -20,7 +20,7 @@ def dv_table(tmp_path):
     cat.create_database("db")
     t = cat.create_table("db.t", pa.schema([("id", pa.int64()), ("v", pa.string()), ("dt", pa.string())]),
                          primary_keys=["id", "dt"], partition_keys=["dt"],
-                         options={"bucket": "2", "deletion-vectors.enabled": "true", "parquet.x<b>": "</td><script>"})
+                         options={"bucket": "2", "deletion-vectors.enabled": "true", "hive.x<b>": "</td><script>"})
     t.write(pa.table({"id": list(range(20)), "v": ["<b>v</b>"] * 20, "dt": ["a", "b"] * 10}))
     t.write(pa.table({"id": list(range(0, 10, 2)), "v": ["w"] * 5, "dt": ["a"] * 5}))
     return t
@@ -40,7 +40,7 @@ def test_table_html_shows_schema_options_snapshots_and_size(dv_table):
     assert f"{len(snaps)} ({snaps[0].id} … {snaps[-1].id})" in text
     assert "primary key (id, dt)" in text
     assert "&#x27;bucket&#x27; = &#x27;2&#x27;" in text                   # options one per line, escaped
-    assert "parquet.x&lt;b&gt;" in text and "&lt;/td&gt;&lt;script&gt;" in text   # option names and values escaped
+    assert "hive.x&lt;b&gt;" in text and "&lt;/td&gt;&lt;script&gt;" in text   # option names and values escaped
     assert f"{t.latest_snapshot().total_record_count:,}" in text
     assert re.search(r"data files</th><td[^>]*>\d+ \(\d", text)
     assert repr(t) == f"Table('db.t', path={t.path!r})"
