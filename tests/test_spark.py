@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="PySpark is not installed")
 
-from paimon_lab import Catalog  # noqa: E402
+from paimon_lab import Catalog, SchemaChange  # noqa: E402
 from paimon_lab import spark as ps  # noqa: E402
 from paimon_lab.operation.scan import FileStoreScan
 
@@ -435,6 +435,20 @@ def test_streaming_changelog_with_rowkind(spark, wh, cat):
     q.awaitTermination()
     assert rows_of(spark.table("paimon_cl")) == rows_of(t.changes(start))
     assert ("-D", 2, "b") in rows_of(spark.table("paimon_cl"))
+
+
+def test_streaming_read_takes_the_tables_scan_options(spark, wh, cat):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    t = cat.create_table("db.opts", schema, primary_keys=["id"],
+                         options={"bucket": "1", "changelog-producer": "input"})
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
+    start = t.latest_snapshot().id
+    t.write(pa.table({"id": [1], "v": ["A"]}, schema=schema))
+    t.alter(SchemaChange.set_option("scan.snapshot-id", str(start + 1)))   # set on the table, not the job
+    q = (spark.readStream.format("paimon").option("warehouse", wh).option("rowkind", "true").load("db.opts")
+         .writeStream.format("memory").queryName("paimon_opts").trigger(availableNow=True).start())
+    q.awaitTermination()
+    assert rows_of(spark.table("paimon_opts")) == rows_of(t.changes(start))   # not the full table
 
 
 def _stream_copy(spark, wh, checkpoint):

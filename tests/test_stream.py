@@ -6,6 +6,7 @@ import time
 import pyarrow as pa
 import pytest
 
+from paimon_lab import SchemaChange
 from paimon_lab.errors import PaimonLabError, SnapshotNotExistError
 from conftest import make_rows
 
@@ -103,3 +104,19 @@ def test_pk_stream_uses_changelog(catalog):
     rows = [(r["rowkind"], r["k"], r["v"]) for b in t.stream(mode="from-snapshot", snapshot_id=1, timeout=0)
             for r in b.rows.to_pylist()]
     assert rows == [("+I", 1, "a"), ("+I", 2, "b"), ("-U", 1, "a"), ("+U", 1, "c")]
+
+
+def test_stream_starts_as_the_tables_scan_options_say(catalog, sample_schema):
+    t = catalog.create_table("db.t", sample_schema)
+    for i in range(3):
+        t.write(make_rows(1, start=10 * i))
+    t.create_tag("second", snapshot_id=2)
+    assert [b.snapshot_id for b in t.stream(timeout=0)] == [3]            # latest-full by default
+    t.alter(SchemaChange.set_option("scan.snapshot-id", "2"))
+    assert [(b.snapshot_id, ids(b)) for b in t.stream(timeout=0)] == [(2, [10]), (3, [20])]
+    t.alter(SchemaChange.remove_option("scan.snapshot-id"), SchemaChange.set_option("scan.tag-name", "second"),
+            SchemaChange.set_option("scan.mode", "from-snapshot-full"))
+    first = next(t.stream(timeout=0))
+    assert first.snapshot_id == 2 and ids(first) == [0, 10]               # the tag's snapshot, in full
+    # an explicit mode still wins over the table's options
+    assert [(b.snapshot_id, ids(b)) for b in t.stream(mode="latest-full", timeout=0)] == [(3, [0, 10, 20])]

@@ -48,15 +48,38 @@ def _resolve(store: "FileStore", ref) -> int:
     return int(ref)
 
 
-def stream(store: "FileStore", *, mode: str = "latest-full", snapshot_id: int | None = None,
+def _table_startup(store: "FileStore") -> tuple[str, int | None, int | None, tuple | None]:
+    """(mode, snapshot id, timestamp, incremental range) from the table's 'scan.*' options, as a
+    Java streaming read starts when the job names none: 'default' follows the options set."""
+    core = store.schema.core
+    mode, between = core.get("scan.mode"), core.get("incremental-between")
+    sid, ts, tag = core.get("scan.snapshot-id"), core.get("scan.timestamp-millis"), core.get("scan.tag-name")
+    if tag is not None:
+        sid = store.tag_manager.get(tag).snapshot.id
+    if between is not None:
+        return "incremental", None, None, tuple(p.strip() for p in between.split(","))
+    if mode == "default":
+        mode = "from-snapshot" if sid is not None else "from-timestamp" if ts is not None else "latest-full"
+    if mode == "compacted-full":
+        raise PaimonLabError("scan.mode 'compacted-full' is a batch mode; a stream cannot start with it")
+    return mode, sid, ts, None
+
+
+def stream(store: "FileStore", *, mode: str | None = None, snapshot_id: int | None = None,
            timestamp_millis: int | None = None, incremental_between: tuple | None = None,
            consumer_id: str | None = None, columns: Sequence[str] | None = None,
            timeout: float | None = None, poll_interval: float = 0.2) -> Iterator[StreamBatch]:
     """Yield the table's changes snapshot by snapshot (see the module docs).
 
-    ``timeout`` (seconds) ends the stream when no new snapshot arrives for that long; None waits
-    forever, 0 stops as soon as the stream has caught up.
+    Without ``mode`` the stream starts as the table's 'scan.*' options say (default
+    ``latest-full``). ``timeout`` (seconds) ends the stream when no new snapshot arrives for that
+    long; None waits forever, 0 stops as soon as the stream has caught up.
     """
+    if mode is None:
+        mode, sid, ts, between = _table_startup(store)
+        snapshot_id = snapshot_id if snapshot_id is not None else sid
+        timestamp_millis = timestamp_millis if timestamp_millis is not None else ts
+        incremental_between = incremental_between if incremental_between is not None else between
     if mode not in MODES:
         raise PaimonLabError(f"Unknown scan mode '{mode}'; use one of {', '.join(MODES)}")
     sm = store.snapshot_manager

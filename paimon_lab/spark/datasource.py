@@ -278,8 +278,15 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict:
         table = self._table()
         sm = table.snapshot_manager
+        # options the job does not give come from the table's own, as Java's streaming reads take them
+        own = table.options
+        if self.mode == "default":
+            self.mode = own.get("scan.mode", "default")
+        self.start_snapshot = self.start_snapshot or own.get("scan.snapshot-id")
+        self.start_tag = self.start_tag or own.get("scan.tag-name")
+        self.start_time = self.start_time or own.get("scan.timestamp-millis")
+        self.consumer_id = self.consumer_id or own.get("consumer-id")
         if self.consumer_id:
-
             got = ConsumerManager(table.store).get(self.consumer_id)
             if got is not None:
                 return {"snapshot": got.next_snapshot - 1}
@@ -357,9 +364,12 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _batches(rows, self.target)
 
     def commit(self, end: dict) -> None:
-        if self.consumer_id and end.get("snapshot", -1) >= 0:
-
-            ConsumerManager(self._table().store).record(self.consumer_id, end["snapshot"] + 1)
+        if end.get("snapshot", -1) < 0:
+            return
+        table = self._table()
+        consumer = self.consumer_id or table.options.get("consumer-id")   # also after a restart
+        if consumer:
+            ConsumerManager(table.store).record(consumer, end["snapshot"] + 1)
 
 
 # ---------------------------------------------------------------------------------------- writes
