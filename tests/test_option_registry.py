@@ -103,8 +103,8 @@ def test_refused_on_create_and_alter_and_sql(tmp_path):
     with pytest.raises(OptionError, match="row-tracking.enabled"):
         _table(tmp_path, **{"row-tracking.enabled": "true"})
     t = _table(tmp_path)
-    with pytest.raises(OptionError, match="deletion-vectors.bitmap64"):
-        t.alter(SchemaChange.set_option("deletion-vectors.bitmap64", "true"))
+    with pytest.raises(OptionError, match="deletion-vectors.merge-on-read"):
+        t.alter(SchemaChange.set_option("deletion-vectors.merge-on-read", "true"))
     with pytest.raises(OptionError, match="parquet.bloom.filter.enabled"):
         t.alter(SchemaChange.set_option("parquet.bloom.filter.enabled", "true"))
     s = _sql(tmp_path)
@@ -129,8 +129,8 @@ def test_a_java_table_with_a_refused_option_reads_unless_the_option_changes_read
     base = t.store.schema
     t.store.set_schema(replace(base, options={**base.options, "tag.automatic-creation": "process-time"}))
     assert _ids(t) == [1]
-    t.store.set_schema(replace(base, options={**base.options, "deletion-vectors.bitmap64": "true"}))
-    with pytest.raises(OptionError, match="deletion-vectors.bitmap64"):
+    t.store.set_schema(replace(base, options={**base.options, "deletion-vectors.merge-on-read": "true"}))
+    with pytest.raises(OptionError, match="deletion-vectors.merge-on-read"):
         t.to_arrow()
 
 
@@ -831,6 +831,8 @@ BEHAVIOUR = {
 for _k in ("definition-query", "interval-freshness", "interval-freshness.time-unit", "logical-refresh-mode",
            "refresh-mode", "refresh-status"):
     BEHAVIOUR[f"materialized-table.{_k}"] = BEHAVIOUR["materialized-table.*"]
+
+BEHAVIOUR["deletion-vectors.bitmap64"] = "tests/test_dv_bitmap64.py::test_alter_to_bitmap64_mixes_old_32bit_and_new_64bit_vectors"
 
 _POSTPONE = "tests/test_postpone_bucket.py::"
 BEHAVIOUR.update({

@@ -138,8 +138,8 @@ class DeletionVector:
 
     ``bitmap64=False`` (default) is Java's ``BitmapDeletionVector``: a 32-bit Roaring bitmap,
     positions up to 2^31-1, which every Paimon reader (Java, pypaimon) understands. ``True`` is
-    ``Bitmap64DeletionVector`` (positions up to ~2^63), written only by Java tables with
-    ``deletion-vectors.bitmap64 = true``; pypaimon 2.1 cannot read it. :meth:`deserialize` accepts
+    ``Bitmap64DeletionVector`` (positions up to ~2^63), written for new vectors of tables with
+    ``deletion-vectors.bitmap64 = true`` (Java 1.2+ and paimon-lab); pypaimon 2.1 cannot read it. :meth:`deserialize` accepts
     both and remembers which one it read.
     """
 

@@ -305,6 +305,7 @@ _OPTIONS: list[Option] = [
     Option("partial-update.remove-record-on-delete", False, _parse_bool),
     Option("aggregation.remove-record-on-delete", False, _parse_bool),
     Option("ignore-delete", False, _parse_bool),
+    Option("deletion-vectors.bitmap64", False, _parse_bool),
     Option("deletion-vectors.enabled", False, _parse_bool),
     Option("dynamic-bucket.target-row-num", 2_000_000, _parse_int),
     Option("dynamic-bucket.initial-buckets", None, _parse_int),

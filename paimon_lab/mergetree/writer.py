@@ -291,7 +291,7 @@ class MergeTreeWriter:
                 kv = kv.filter(pa.array(dv.mask(kv.num_rows)))
             hit = semi_join(kv, affected, keys)
             if hit.num_rows:
-                self.dvs.setdefault(f.file_name, DeletionVector()).delete(hit.column(_POS).to_numpy())
+                self.dvs.setdefault(f.file_name, DeletionVector(bitmap64=self.owner.core.get("deletion-vectors.bitmap64"))).delete(hit.column(_POS).to_numpy())
                 self.dv_changed = True
                 old_parts.append(hit.drop_columns([_POS]))
         old = concat_kv(old_parts, layout.arrow_schema)

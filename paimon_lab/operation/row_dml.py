@@ -185,6 +185,7 @@ def _append_with_deletion_vectors(store: "FileStore", snap, pred, values, extra_
     changed: dict[tuple[bytes, int], dict[str, DeletionVector]] = {}
     updated: list[pa.Table] = list(extra_rows)
     matched = 0
+    bitmap64 = bool(store.schema.core.get("deletion-vectors.bitmap64"))  # existing vectors keep their kind
     for split in FileStoreScan(store).plan(snap, pred):
         key = (split.partition, split.bucket)
         vectors = changed.get(key) or {n: dv.copy() for n, dv in existing.get(key, (None, {}))[1].items()}
@@ -199,7 +200,7 @@ def _append_with_deletion_vectors(store: "FileStore", snap, pred, values, extra_
                 continue
             matched += int(mask.sum())
             touched = True
-            vectors.setdefault(f.file_name, DeletionVector()).delete(np.flatnonzero(mask))
+            vectors.setdefault(f.file_name, DeletionVector(bitmap64=bitmap64)).delete(np.flatnonzero(mask))
             if values is not None:
                 updated.append(_assign(rows.filter(pa.array(mask)), values, schema))
         if touched:
