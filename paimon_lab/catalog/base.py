@@ -3,6 +3,7 @@ the ``{warehouse}/{db}.db/{table}`` directory layout."""
 
 from __future__ import annotations
 
+from paimon_lab.errors import DatabaseAlreadyExistError
 from paimon_lab.io.file_io import CommitLock, FileIO, check_name, join
 from paimon_lab.catalog.identifier import DB_SUFFIX, split_identifier
 from paimon_lab.table import Table
@@ -31,6 +32,16 @@ class WarehouseCatalog:
         self.file_io = FileIO(self.warehouse, filesystem, lock)
         if self.file_io.is_local:
             self.file_io.mkdirs(self.warehouse)
+
+    def _is_new_database(self, name: str, ignore_if_exists: bool) -> bool:
+        """For create_database: True if ``name`` (a valid name) is free; False if it exists and
+        ``ignore_if_exists``; else DatabaseAlreadyExistError."""
+        check_name("database", name)
+        if not self.database_exists(name):
+            return True
+        if ignore_if_exists:
+            return False
+        raise DatabaseAlreadyExistError(name)
 
     def _warehouse_database_path(self, name: str) -> str:
         """``{warehouse}/{name}.db``: where a database lives unless the catalog says otherwise."""

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 from paimon_lab.core import types as T
-from paimon_lab.errors import (CatalogError, DatabaseAlreadyExistError, DatabaseNotEmptyError, DatabaseNotExistError,
+from paimon_lab.errors import (CatalogError, DatabaseNotEmptyError, DatabaseNotExistError,
                                InvalidIdentifierError, TableAlreadyExistError, TableNotExistError)
 from paimon_lab.io.file_io import CommitLock, check_new_table_name, join, normalize_path
 from paimon_lab.io.fs_options import filesystem_from_options
@@ -59,11 +59,8 @@ class Catalog(WarehouseCatalog):
                       if i.base_name.endswith(DB_SUFFIX) and i.type.name == "Directory")
 
     def create_database(self, name: str, ignore_if_exists: bool = False) -> None:
-        if self.database_exists(name):
-            if ignore_if_exists:
-                return
-            raise DatabaseAlreadyExistError(name)
-        self.file_io.mkdirs(self.database_path(name))
+        if self._is_new_database(name, ignore_if_exists):
+            self.file_io.mkdirs(self.database_path(name))
 
     def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
         if not self.database_exists(name):

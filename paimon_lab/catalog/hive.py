@@ -207,11 +207,8 @@ class HiveCatalog(WarehouseCatalog):
 
     def create_database(self, name: str, ignore_if_exists: bool = False,
                         properties: Mapping[str, str] | None = None) -> None:
-        check_name("database", name)
-        if self.database_exists(name):
-            if ignore_if_exists:
-                return
-            raise DatabaseAlreadyExistError(name)
+        if not self._is_new_database(name, ignore_if_exists):
+            return
         params = {str(k): str(v) for k, v in (properties or {}).items()}
         comment = params.pop("comment", None)
         location = normalize_path(params.pop("location", None) or self._warehouse_database_path(name))

@@ -153,11 +153,8 @@ class JdbcCatalog(WarehouseCatalog):
 
     def create_database(self, name: str, ignore_if_exists: bool = False,
                         properties: Mapping[str, str] | None = None) -> None:
-        check_name("database", name)
-        if self.database_exists(name):
-            if ignore_if_exists:
-                return
-            raise DatabaseAlreadyExistError(name)
+        if not self._is_new_database(name, ignore_if_exists):
+            return
         props = {DATABASE_EXISTS_PROPERTY: "true"}
         props.update({str(k): str(v) for k, v in (properties or {}).items()})
         location = props.setdefault(DATABASE_LOCATION_PROPERTY, self.default_database_path(name)).rstrip("/")
