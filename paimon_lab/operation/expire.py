@@ -343,6 +343,9 @@ def _expire_changelogs(store: "FileStore", begin: int, end: int, *, end_is_chang
     earliest = sm.earliest_id()
     if earliest is not None:
         anchors.append(sm.snapshot(earliest))
+        # what the earliest snapshot reads stays, whatever a changelog's delta says
+        keep.data_files.update((e.partition, e.bucket, e.file.file_name)
+                               for e in FileStoreScan(t).live_entries(anchors[-1]))
     for anchor in anchors:   # the base and delta manifests they still use (where still present)
         for name in (anchor.base_manifest_list, anchor.delta_manifest_list):
             try:
@@ -365,6 +368,7 @@ def _expire_changelogs(store: "FileStore", begin: int, end: int, *, end_is_chang
             lists, kind = [changelog.delta_manifest_list, changelog.base_manifest_list], DELETE
         names: set[str] = set()
         for i, name in enumerate(lists):
+            entries: list = []
             try:
                 metas = mio.read_manifest_list(name)
             except (PaimonLabError, OSError):
@@ -374,8 +378,14 @@ def _expire_changelogs(store: "FileStore", begin: int, end: int, *, end_is_chang
                 names.add(meta.file_name)
                 if i:
                     continue
-                for e in mio.read_manifest(meta.file_name):
-                    if e.kind == kind and (e.partition, e.bucket, e.file.file_name) not in keep.data_files:
+                entries += mio.read_manifest(meta.file_name)
+            if i == 0:
+                # a DELETE re-ADDed in the same list is an upgrade (same file, new level): the
+                # file lives on, as Java's getDataFileToDelete
+                added = {(e.partition, e.bucket, e.file.file_name) for e in entries if e.kind == ADD}
+                for e in entries:
+                    key = (e.partition, e.bucket, e.file.file_name)
+                    if e.kind == kind and key not in keep.data_files and (kind == ADD or key not in added):
                         directory = t.bucket_path(e.partition, e.bucket)
                         doomed += [join(directory, e.file.file_name)] + \
                             [join(directory, x) for x in e.file.extra_files]
