@@ -32,3 +32,45 @@ def test_changelog_expiry_keeps_a_file_its_commit_upgraded(lab):
     expire_changelogs(t.store, retain_max=1, retain_min=1)
     t = lab.get_table("db.t")
     assert t.to_arrow().num_rows == 53
+
+
+def _upgrade_messages(t):
+    """A full compaction of ``t`` prepared but not committed (as operation/compact.py does)."""
+    import uuid
+
+    from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
+    write = KeyValueFileStoreWrite(t.store, str(uuid.uuid4()))
+    write.compact(True)
+    return write, [m for m in (w.prepare_commit(False) for w in write.writers.values()) if m.compacted]
+
+
+def test_compaction_losing_a_conflict_keeps_the_file_it_upgraded(lab):
+    """Two compactions upgrade the same file; the second loses the conflict. Dropping what it
+    wrote must not delete the upgraded file: it is a committed file under the same name."""
+    from paimon_lab.errors import CommitConflictError
+    from paimon_lab.operation.commit import FileStoreCommit
+
+    t = lab.create_table("db.t", SCHEMA, primary_keys=["k"], options={"bucket": "1"})
+    t.write(_rows(range(50)))
+    write, messages = _upgrade_messages(t)
+    assert [f.file_name for f in messages[0].compact_after] == [f.file_name for f in messages[0].compact_before]
+    assert t.compact(full=True) is not None          # the other compaction wins
+    with pytest.raises(CommitConflictError):
+        FileStoreCommit(t.store, write.commit_user).commit(messages)
+    assert lab.get_table("db.t").to_arrow().num_rows == 50
+
+
+def test_failed_compaction_commit_keeps_the_file_it_upgraded(lab, monkeypatch):
+    """A compaction commit that fails is discarded; an upgraded file is not ours to delete."""
+    from paimon_lab.operation import compact as compact_mod
+
+    t = lab.create_table("db.t", SCHEMA, primary_keys=["k"], options={"bucket": "1"})
+    t.write(_rows(range(50)))
+
+    def fail(self, *a, **kw):
+        raise OSError("object store down")
+    monkeypatch.setattr(compact_mod.FileStoreCommit, "commit", fail)
+    with pytest.raises(OSError):
+        t.compact(full=True)
+    monkeypatch.undo()
+    assert lab.get_table("db.t").to_arrow().num_rows == 50
