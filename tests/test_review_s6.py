@@ -93,3 +93,27 @@ def test_cross_partition_key_in_unlifted_level0_is_located(lab):
     t.compact(full=True)   # lift every level-0 file
     assert lab.get_table("db.x").to_arrow().sort_by("k").to_pylist() == [
         {"k": 1, "p": 1, "v": "a"}, {"k": 2, "p": 2, "v": "d"}]
+
+
+def test_rollback_to_an_expired_tag_drops_the_newer_long_lived_changelogs(lab):
+    """Rolling back to a tag older than the earliest snapshot must drop the long-lived changelogs
+    of the rolled-back commits (Java's RollbackHelper.cleanLongLivedChangelogs): else reading
+    changes over that range brings the rolled-back rows back."""
+    lab.create_table("db.t", SCHEMA, primary_keys=["k"], options={
+        "bucket": "1", "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2",
+        "changelog.num-retained.max": "20", "changelog-producer": "input"})
+    t = lab.get_table("db.t")
+    t.write(_rows([1], "a"))
+    t.create_tag("t1", 1)
+    for i in range(2, 6):
+        lab.get_table("db.t").write(_rows([i], "rolled-back"))
+    t = lab.get_table("db.t")
+    assert t.store.changelog_manager.list_ids()[-1] > 1
+    t.rollback_to(tag="t1")
+    t = lab.get_table("db.t")
+    assert all(i <= 1 for i in t.store.changelog_manager.list_ids())
+    t.write(_rows([9], "new"))
+    t = lab.get_table("db.t")
+    latest = t.store.snapshot_manager.latest_id()
+    assert t.changes(1, latest).column("v").to_pylist() == ["new9"]
+    assert t.to_arrow().sort_by("k").column("v").to_pylist() == ["a1", "new9"]

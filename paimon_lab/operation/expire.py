@@ -475,6 +475,16 @@ def rollback_to(store: "FileStore", snapshot_id: int | None = None, tag: str | N
                                               for e in t.manifest_io.read_manifest(meta.file_name) if e.kind == ADD)
         except PaimonLabError:
             pass  # an unreadable newer snapshot: what it alone used becomes an orphan
+    # Long-lived changelogs newer than the target hold the rolled-back commits' changes: they go
+    # too (Java's RollbackHelper.cleanLongLivedChangelogs), with the files only they read.
+    cm = t.changelog_manager
+    stale = []
+    for changelog in cm.changelogs():
+        if changelog.id > target.id:
+            stale.append(changelog.id)
+            newer_files.add_changelog(changelog)
+        else:
+            keep.add_changelog(changelog)
     doomed = [join(t.bucket_path(part, bucket), name) for (part, bucket, name) in newer_files.data_files
               if (part, bucket, name) not in keep.data_files]
     doomed += [join(t.path, "index", n) for n in newer_files.index_files if n not in keep.index_files]
@@ -486,6 +496,13 @@ def rollback_to(store: "FileStore", snapshot_id: int | None = None, tag: str | N
     for snap in sorted(newer, key=lambda s: s.id):
         io.delete(sm.path(snap.id))
     sm.write_hint("LATEST", target.id)
+    if stale:
+        io.delete_quietly([cm.path(i) for i in stale])
+        left = cm.list_ids()
+        if left:
+            cm.write_hint("LATEST", left[-1])
+        else:
+            cm.delete_hints()
     sm.end_rollback()
     for tg in doomed_tags:
         t.tag_manager.delete(tg.name)
