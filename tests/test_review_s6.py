@@ -117,3 +117,25 @@ def test_rollback_to_an_expired_tag_drops_the_newer_long_lived_changelogs(lab):
     latest = t.store.snapshot_manager.latest_id()
     assert t.changes(1, latest).column("v").to_pylist() == ["new9"]
     assert t.to_arrow().sort_by("k").column("v").to_pylist() == ["a1", "new9"]
+
+
+def test_branch_changelog_expiry_keeps_what_main_changelogs_read(lab):
+    """A branch made from snapshot 1 shares its changelog files. When main's snapshot 1 lives on
+    as a long-lived changelog, expiring the branch's changelog 1 must not delete them."""
+    lab.create_table("db.t", SCHEMA, primary_keys=["k"], options={
+        "bucket": "1", "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2",
+        "changelog.num-retained.max": "20", "changelog-producer": "input"})
+    t = lab.get_table("db.t")
+    t.write(_rows([1], "a"))
+    t.create_branch("b", snapshot_id=1)
+    for i in range(2, 5):
+        lab.get_table("db.t").write(_rows([i], "main"))
+        lab.get_table("db.t").on_branch("b").write(_rows([i], "branch"))
+    main = lab.get_table("db.t")
+    assert 1 in main.store.changelog_manager.list_ids()
+    b = main.on_branch("b")
+    assert 1 in b.store.changelog_manager.list_ids()
+    b.expire_changelogs(retain_max=1, retain_min=1)
+    assert 1 not in b.store.changelog_manager.list_ids()
+    main = lab.get_table("db.t")
+    assert main.changes(0, 2).column("v").to_pylist()[:1] == ["a1"]

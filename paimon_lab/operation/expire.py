@@ -123,12 +123,16 @@ def _protected(store: "FileStore", skip_tags: set[str] = frozenset()) -> FileRef
             refs.add_snapshot(snap)
         for tag in b.tags():
             refs.add_snapshot(tag.snapshot)
+        for changelog in b.changelog_manager.changelogs():   # a branch shares its first snapshot's files
+            refs.add_changelog(changelog)
     if store.branch != "main":
         main = store.on_branch("main")
         for snap in main.snapshot_manager.snapshots():
             refs.add_snapshot(snap)
         for tag in main.tags():
             refs.add_snapshot(tag.snapshot)
+        for changelog in main.changelog_manager.changelogs():
+            refs.add_changelog(changelog)
     return refs
 
 
