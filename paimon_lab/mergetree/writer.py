@@ -367,7 +367,10 @@ class MergeTreeWriter:
         after_ids = {(f.file_name, f.level) for f in self.compact_after}
         transient = {(f.file_name, f.level) for f in self.compact_before if (f.file_name, f.level) in after_ids}
         kept_names = {f.file_name for f in self.compact_after if (f.file_name, f.level) not in transient}
-        doomed = {name for name, _ in transient} - kept_names
+        # a file upgraded and then compacted away is still the committed (or new) input of the net
+        # compaction: it is not this commit's to delete (Java's updateCompactResult)
+        inputs = {f.file_name for f in self.compact_before if (f.file_name, f.level) not in transient}
+        doomed = {name for name, _ in transient} - kept_names - inputs
         if doomed:
             self.owner.store.file_io.delete_quietly(
                 [self.files.path(f) for f in self.compact_after if f.file_name in doomed])
@@ -376,5 +379,7 @@ class MergeTreeWriter:
         return before, after
 
     def written_paths(self) -> list[str]:
+        inputs = {f.file_name for f in self.compact_before}   # upgraded files keep an input's name
         return [self.files.path(f) for f in
-                self.new_files + self.changelog_files + self.compact_after + self.compact_changelog]
+                self.new_files + self.changelog_files + self.compact_changelog +
+                [f for f in self.compact_after if f.file_name not in inputs]]

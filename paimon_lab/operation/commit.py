@@ -173,7 +173,7 @@ class FileStoreCommit:
         t = self.store
         t.file_io.delete_quietly(
             [join(t.bucket_path(m.partition, m.bucket), f.file_name)
-             for m in messages for f in m.compact_after + m.compact_changelog] +
+             for m in messages for f in m.compact_written() + m.compact_changelog] +
             [t.index_path(e.index_file.file_name) for m in messages for e in m.compact_index_changes
              if e.kind == ADD])
 

@@ -123,12 +123,16 @@ def _protected(store: "FileStore", skip_tags: set[str] = frozenset()) -> FileRef
             refs.add_snapshot(snap)
         for tag in b.tags():
             refs.add_snapshot(tag.snapshot)
+        for changelog in b.changelog_manager.changelogs():   # a branch shares its first snapshot's files
+            refs.add_changelog(changelog)
     if store.branch != "main":
         main = store.on_branch("main")
         for snap in main.snapshot_manager.snapshots():
             refs.add_snapshot(snap)
         for tag in main.tags():
             refs.add_snapshot(tag.snapshot)
+        for changelog in main.changelog_manager.changelogs():
+            refs.add_changelog(changelog)
     return refs
 
 
@@ -343,6 +347,9 @@ def _expire_changelogs(store: "FileStore", begin: int, end: int, *, end_is_chang
     earliest = sm.earliest_id()
     if earliest is not None:
         anchors.append(sm.snapshot(earliest))
+        # what the earliest snapshot reads stays, whatever a changelog's delta says
+        keep.data_files.update((e.partition, e.bucket, e.file.file_name)
+                               for e in FileStoreScan(t).live_entries(anchors[-1]))
     for anchor in anchors:   # the base and delta manifests they still use (where still present)
         for name in (anchor.base_manifest_list, anchor.delta_manifest_list):
             try:
@@ -365,6 +372,7 @@ def _expire_changelogs(store: "FileStore", begin: int, end: int, *, end_is_chang
             lists, kind = [changelog.delta_manifest_list, changelog.base_manifest_list], DELETE
         names: set[str] = set()
         for i, name in enumerate(lists):
+            entries: list = []
             try:
                 metas = mio.read_manifest_list(name)
             except (PaimonLabError, OSError):
@@ -374,8 +382,14 @@ def _expire_changelogs(store: "FileStore", begin: int, end: int, *, end_is_chang
                 names.add(meta.file_name)
                 if i:
                     continue
-                for e in mio.read_manifest(meta.file_name):
-                    if e.kind == kind and (e.partition, e.bucket, e.file.file_name) not in keep.data_files:
+                entries += mio.read_manifest(meta.file_name)
+            if i == 0:
+                # a DELETE re-ADDed in the same list is an upgrade (same file, new level): the
+                # file lives on, as Java's getDataFileToDelete
+                added = {(e.partition, e.bucket, e.file.file_name) for e in entries if e.kind == ADD}
+                for e in entries:
+                    key = (e.partition, e.bucket, e.file.file_name)
+                    if e.kind == kind and key not in keep.data_files and (kind == ADD or key not in added):
                         directory = t.bucket_path(e.partition, e.bucket)
                         doomed += [join(directory, e.file.file_name)] + \
                             [join(directory, x) for x in e.file.extra_files]
@@ -465,6 +479,16 @@ def rollback_to(store: "FileStore", snapshot_id: int | None = None, tag: str | N
                                               for e in t.manifest_io.read_manifest(meta.file_name) if e.kind == ADD)
         except PaimonLabError:
             pass  # an unreadable newer snapshot: what it alone used becomes an orphan
+    # Long-lived changelogs newer than the target hold the rolled-back commits' changes: they go
+    # too (Java's RollbackHelper.cleanLongLivedChangelogs), with the files only they read.
+    cm = t.changelog_manager
+    stale = []
+    for changelog in cm.changelogs():
+        if changelog.id > target.id:
+            stale.append(changelog.id)
+            newer_files.add_changelog(changelog)
+        else:
+            keep.add_changelog(changelog)
     doomed = [join(t.bucket_path(part, bucket), name) for (part, bucket, name) in newer_files.data_files
               if (part, bucket, name) not in keep.data_files]
     doomed += [join(t.path, "index", n) for n in newer_files.index_files if n not in keep.index_files]
@@ -476,6 +500,13 @@ def rollback_to(store: "FileStore", snapshot_id: int | None = None, tag: str | N
     for snap in sorted(newer, key=lambda s: s.id):
         io.delete(sm.path(snap.id))
     sm.write_hint("LATEST", target.id)
+    if stale:
+        io.delete_quietly([cm.path(i) for i in stale])
+        left = cm.list_ids()
+        if left:
+            cm.write_hint("LATEST", left[-1])
+        else:
+            cm.delete_hints()
     sm.end_rollback()
     for tg in doomed_tags:
         t.tag_manager.delete(tg.name)

@@ -19,7 +19,8 @@ from paimon_lab.core.manifest import DataFileMeta, FileNamer
 from paimon_lab.utils.parallel import thread_map
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.operation.write_input import group_indices, group_rows, to_arrow_table
-from paimon_lab.core.key_value import ROW_KIND_COLUMN, KeyValueLayout, parse_row_kinds
+from paimon_lab.core.key_value import ROW_KIND_COLUMN, VALUE_KIND, KeyValueLayout, parse_row_kinds
+from paimon_lab.mergetree.compact_rewriter import BucketFiles
 from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.compact_strategy import UniversalCompaction
 from paimon_lab.mergetree.merge_engine import merge_function_for
@@ -195,8 +196,41 @@ class KeyValueFileStoreWrite:
             parts = [p.append_column(_FROM_BUCKET, pa.array(np.full(p.num_rows, s.bucket, np.int32)))
                      for s, p in zip(splits, parts)]
             empty = reader.output_schema.empty_table().append_column(_FROM_BUCKET, pa.array([], pa.int32()))
-            self._key_locations = pa.concat_tables([empty] + parts)
+            located = pa.concat_tables([empty] + parts)
+            if self.store.batch_scan_skips_level0:
+                # The batch read above leaves level 0 out, where the last commit's rows may still
+                # be ('lookup-wait' = false): their keys live there, wherever else they were.
+                level0 = self._level0_locations(splits, cols, empty.schema)
+                if level0.num_rows:
+                    located = pa.concat_tables([semi_join(located, level0, pk, anti=True), level0])
+            self._key_locations = located
         return self._key_locations
+
+    def _level0_locations(self, splits, cols: list[str], schema: pa.Schema) -> pa.Table:
+        """Keys whose newest level-0 row (per bucket) is not a retraction, with their bucket; one
+        location per key."""
+        layout = self.layout
+        out = [schema.empty_table()]
+        for s in splits:
+            files = [f for f in s.files if f.level == 0]
+            if not files:
+                continue
+            kv = layout.sort(BucketFiles(self.store, layout, s.partition, s.bucket).read(files))
+            if not kv.num_rows:
+                continue
+            pos = kv.select(layout.key_columns).append_column(_POS, pa.array(np.arange(kv.num_rows)))
+            newest = kv.take(pos.group_by(layout.key_columns, use_threads=False)
+                             .aggregate([(_POS, "max")]).column(f"{_POS}_max"))
+            newest = newest.filter(pc.invert(_retract_mask(newest.column(VALUE_KIND))))
+            rows = layout.values(newest).select(cols)
+            out.append(rows.append_column(_FROM_BUCKET, pa.array(np.full(rows.num_rows, s.bucket, np.int32)))
+                       .cast(schema))
+        level0 = pa.concat_tables(out)
+        if level0.num_rows > 1:
+            pos = level0.select(list(self.schema.primary_keys)).append_column(_POS, pa.array(np.arange(level0.num_rows)))
+            level0 = level0.take(pos.group_by(list(self.schema.primary_keys), use_threads=False)
+                                 .aggregate([(_POS, "max")]).column(f"{_POS}_max"))
+        return level0
 
     def _seed_assigner(self) -> None:
         """Give every partition's bucket assigner the keys the table's data holds (their hashes and

@@ -32,5 +32,13 @@ class CommitMessage:
         """Whether the message carries anything for a COMPACT snapshot."""
         return bool(self.compact_before or self.compact_after or self.compact_changelog or self.compact_index_changes)
 
+    def compact_written(self) -> list[DataFileMeta]:
+        """The files the compaction wrote: ``compact_after`` but the upgraded ones, which keep
+        the name of a ``compact_before`` file (only their level changed) and are no new file to
+        delete when the compaction is dropped."""
+        before = {f.file_name for f in self.compact_before}
+        return [f for f in self.compact_after if f.file_name not in before]
+
     def all_written(self) -> list[DataFileMeta]:
-        return self.new_files + self.changelog_files + self.compact_after + self.compact_changelog
+        """The files this message wrote (what to delete if it is never committed)."""
+        return self.new_files + self.changelog_files + self.compact_written() + self.compact_changelog
