@@ -1,5 +1,6 @@
-"""Data-safety review (s6): regressions for defects found in the merged long-lived changelog,
-compaction-upgrade and maintenance code."""
+"""Files that maintenance must keep: a compaction's upgraded file (same name at a new level)
+through changelog expiry and dropped compactions, long-lived changelogs through rollback and
+branch expiry, and cross-partition keys still in level 0. Each test failed before its fix."""
 
 from __future__ import annotations
 
