@@ -342,10 +342,15 @@ class TableMachine(RuleBasedStateMachine):
         assert new == sorted(new) and all(i > (prev_latest or 0) for i in new), (before_ids, ids)
         for i in new:
             last = i == new[-1]
-            if last or intermediate is None:
+            # A lookup table's APPEND snapshot before its COMPACT one still holds level-0 files
+            # whose changelog the next lift produces: rolling back to it and writing on would
+            # replay them, so it is no clean rollback point (whatever its contents).
+            if last:
                 self.snaps[i] = (copy.deepcopy(new_state), True)
+            elif intermediate is None:
+                self.snaps[i] = (copy.deepcopy(new_state), not self.replay)
             else:
-                self.snaps[i] = (copy.deepcopy(intermediate), self.canon(intermediate) == self.canon(new_state))
+                self.snaps[i] = (copy.deepcopy(intermediate), False)
         if new:
             self.state = copy.deepcopy(new_state)
         else:
