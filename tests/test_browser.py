@@ -248,11 +248,13 @@ def test_notebook_tour_in_jupyterlab(lab, artifacts, tmp_path):
                 out.get_by_text(text).first.wait_for(timeout=30_000)
                 return out
 
-            help_text = shows(1, "--out NAME").inner_text()
+            # text_content, not inner_text: Chromium gives '' for the inner text of a cell JupyterLab
+            # is not painting at that moment (content-visibility), though its text is on the page
+            help_text = shows(1, "--out NAME").text_content()
             assert "displaylimit" in help_text and "autopandas" in help_text
             sql = shows(3, "showing 10 of 300 rows")
             assert sql.locator("table tbody tr").count() == 10
-            create = shows(4, "CREATE TABLE").locator("pre").inner_text()
+            create = shows(4, "CREATE TABLE").locator("pre").text_content()
             assert "\n  `v` STRING,\n" in create and "\n  'deletion-vectors.enabled' = 'true'" in create
             shows(2, "Table db.events")
 
@@ -271,14 +273,14 @@ def test_notebook_tour_in_jupyterlab(lab, artifacts, tmp_path):
             scrolls = dv.locator(".plab-scroll").evaluate_all(
                 "els => els.map(e => [getComputedStyle(e).maxHeight, e.scrollHeight > e.clientHeight])")
             assert scrolls and all(h == "320px" for h, _ in scrolls) and any(s for _, s in scrolls)
-            assert "deleted rows 1–50 of 150" in dv.inner_text()
+            assert "deleted rows 1–50 of 150" in dv.text_content()
             dv.get_by_role("button", name="Next ▶").click()
             dv.get_by_text("deleted rows 51–100 of 150").wait_for(timeout=30_000)
 
             # the live tail's thread drew the commit made after it was shown
             output(10).get_by_text("tail1000").wait_for(timeout=30_000)
 
-            error = shows(COMPLETION_CELL - 1, "statements 1-2 ran; statement 3 failed").inner_text()
+            error = shows(COMPLETION_CELL - 1, "statements 1-2 ran; statement 3 failed").text_content()
             assert "db.nope" in error
             body = page.inner_text("body")
             assert "Error displaying widget" not in body and "Traceback" not in body
