@@ -45,6 +45,42 @@ def retry_wait(core: "CoreOptions", attempt: int) -> float:
     return min(low * (2 ** attempt), high) * random.uniform(0.5, 1.0)
 
 
+def write_manifest_lists(store: "FileStore", base: list[ManifestFileMeta], written: list[str]) -> dict:
+    """Write ``base`` as a new base manifest list beside an empty delta list (a snapshot that
+    changes no data file); returns the four manifest-list fields of a ``Snapshot``."""
+    mio, lists = store.manifest_io, FileNamer("manifest-list-")
+    base_name, delta_name = lists.next(), lists.next()
+    base_size = mio.write_manifest_list(base_name, base)
+    written.append(base_name)
+    delta_size = mio.write_manifest_list(delta_name, [])
+    written.append(delta_name)
+    return dict(base_manifest_list=base_name, base_manifest_list_size=base_size,
+                delta_manifest_list=delta_name, delta_manifest_list_size=delta_size)
+
+
+def commit_metadata_only(store: "FileStore", max_retries: int, attempt, what: str) -> int | None:
+    """Commit a snapshot that rewrites metadata only (manifest compaction, statistics), retrying
+    when another writer takes the next snapshot id. ``attempt(latest, written)`` writes its files
+    (naming each in ``written``) and returns the snapshot to commit, or None for nothing to do;
+    what a lost or failed attempt wrote is deleted."""
+    mio = store.manifest_io
+    for tries in range(max_retries + 1):
+        latest = store.snapshot_manager.latest()
+        written: list[str] = []
+        try:
+            snapshot = attempt(latest, written)
+            if snapshot is None:
+                return None
+            if store.snapshot_manager.commit(snapshot):
+                return snapshot.id
+        except BaseException:
+            store.file_io.delete_quietly([mio.path(n) for n in written])
+            raise
+        store.file_io.delete_quietly([mio.path(n) for n in written])
+        time.sleep(retry_wait(store.schema.core, tries))
+    raise CommitError(f"Gave up {what} {store.path} after {max_retries} retries")
+
+
 class FileStoreCommit:
     """Commits to one table on behalf of one commit user."""
 
@@ -123,9 +159,9 @@ class FileStoreCommit:
         as a COMPACT snapshot, as Java's compactManifest; None when they already are one manifest
         of live files only."""
         t = self.store
-        mio, sm = t.manifest_io, t.snapshot_manager
-        for attempt in range(self.max_retries + 1):
-            latest = sm.latest()
+        mio = t.manifest_io
+
+        def attempt(latest: Snapshot | None, written: list[str]) -> Snapshot | None:
             if latest is None:
                 return None
             metas = mio.read_manifest_list(latest.base_manifest_list) + \
@@ -134,39 +170,25 @@ class FileStoreCommit:
             if len(metas) <= 1 and all(e.kind == ADD for e in entries):
                 return None
             merged = merge_entries(entries)
-            names, lists = FileNamer("manifest-"), FileNamer("manifest-list-")
-            written: list[str] = []
-            try:
-                target = t.schema.core.get("manifest.target-file-size")
-                per_entry = max(1, sum(m.file_size for m in metas) // max(1, len(entries)))
-                chunk = max(1, target // per_entry)
-                out = []
-                for start in range(0, len(merged), chunk):
-                    part = merged[start:start + chunk]
-                    name = names.next()
-                    out.append(mio.write_manifest(name, part, latest.schema_id, self._partition_stats(part)))
-                    written.append(name)
-                base_name, delta_name = lists.next(), lists.next()
-                base_size = mio.write_manifest_list(base_name, out)
-                written.append(base_name)
-                delta_size = mio.write_manifest_list(delta_name, [])
-                written.append(delta_name)
-                snapshot = Snapshot(
-                    id=latest.id + 1, schema_id=latest.schema_id, base_manifest_list=base_name,
-                    base_manifest_list_size=base_size, delta_manifest_list=delta_name,
-                    delta_manifest_list_size=delta_size, commit_user=self.commit_user,
-                    commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind="COMPACT", time_millis=now_millis(),
-                    log_offsets={}, total_record_count=latest.total_record_count, delta_record_count=0,
-                    changelog_record_count=0, watermark=latest.watermark, index_manifest=latest.index_manifest,
-                    statistics=latest.statistics, properties=latest.properties, next_row_id=latest.next_row_id)
-                if sm.commit(snapshot):
-                    return snapshot.id
-            except BaseException:
-                t.file_io.delete_quietly([mio.path(n) for n in written])
-                raise
-            t.file_io.delete_quietly([mio.path(n) for n in written])
-            time.sleep(retry_wait(t.schema.core, attempt))
-        raise CommitError(f"Gave up compacting the manifests of {t.path} after {self.max_retries} retries")
+            names = FileNamer("manifest-")
+            target = t.schema.core.get("manifest.target-file-size")
+            per_entry = max(1, sum(m.file_size for m in metas) // max(1, len(entries)))
+            chunk = max(1, target // per_entry)
+            out = []
+            for start in range(0, len(merged), chunk):
+                part = merged[start:start + chunk]
+                name = names.next()
+                out.append(mio.write_manifest(name, part, latest.schema_id, self._partition_stats(part)))
+                written.append(name)
+            lists = write_manifest_lists(t, out, written)
+            return Snapshot(
+                id=latest.id + 1, schema_id=latest.schema_id, **lists, commit_user=self.commit_user,
+                commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind="COMPACT", time_millis=now_millis(),
+                log_offsets={}, total_record_count=latest.total_record_count, delta_record_count=0,
+                changelog_record_count=0, watermark=latest.watermark, index_manifest=latest.index_manifest,
+                statistics=latest.statistics, properties=latest.properties, next_row_id=latest.next_row_id)
+
+        return commit_metadata_only(t, self.max_retries, attempt, "compacting the manifests of")
 
     def _drop_compaction(self, messages: Sequence[CommitMessage]) -> None:
         """Delete what compactions wrote for a COMPACT snapshot that will not be committed."""

@@ -17,13 +17,12 @@ from paimon_lab.errors import PaimonLabError, SchemaError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.partition import java_float_string
 from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from paimon_lab.operation.commit import retry_wait
+from paimon_lab.operation.commit import commit_metadata_only, write_manifest_lists
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.operation.split_read import read_table
 
 from paimon_lab.system.metadata_tables import SCHEMAS, table_of
 from paimon_lab.system.java_text import flat_json, jackson_pretty, naive_utc, nanos, plain_decimal
-from paimon_lab.core.manifest import FileNamer
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -127,38 +126,22 @@ def commit_statistics(store: "FileStore", stats_file: str, commit_user: str | No
     user = commit_user or store.schema.core.new_commit_user()
     retries = max_retries if max_retries is not None else store.schema.core.get("commit.max-retries")
     mio = store.manifest_io
-    for attempt in range(retries + 1):
-        latest = store.snapshot_manager.latest()
+
+    def attempt(latest: Snapshot | None, written: list[str]) -> Snapshot:
         if latest is None:
             raise PaimonLabError(f"Table {store.identifier} has no snapshot to attach statistics to")
-        names = FileNamer("manifest-list-")
-        base_name, delta_name = names.next(), names.next()
-        written = []
-        try:
-            base_metas = mio.read_manifest_list(latest.base_manifest_list) + \
-                mio.read_manifest_list(latest.delta_manifest_list)
-            base_size = mio.write_manifest_list(base_name, base_metas)
-            written.append(base_name)
-            delta_size = mio.write_manifest_list(delta_name, [])
-            written.append(delta_name)
-            schema = store.schema_manager.latest()
-            snapshot = Snapshot(
-                id=latest.id + 1, schema_id=schema.id if schema is not None else latest.schema_id,
-                base_manifest_list=base_name, base_manifest_list_size=base_size,
-                delta_manifest_list=delta_name, delta_manifest_list_size=delta_size,
-                commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind="ANALYZE",
-                time_millis=int(time.time() * 1000), log_offsets={},
-                total_record_count=latest.total_record_count, delta_record_count=0, changelog_record_count=0,
-                index_manifest=latest.index_manifest, watermark=latest.watermark, statistics=stats_file,
-                next_row_id=latest.next_row_id)
-            if store.snapshot_manager.commit(snapshot):
-                return snapshot.id
-        except BaseException:
-            store.file_io.delete_quietly([mio.path(n) for n in written])
-            raise
-        store.file_io.delete_quietly([mio.path(n) for n in written])
-        time.sleep(retry_wait(store.schema.core, attempt))
-    raise PaimonLabError(f"Gave up committing statistics to {store.path} after {retries} retries")
+        base = mio.read_manifest_list(latest.base_manifest_list) + mio.read_manifest_list(latest.delta_manifest_list)
+        lists = write_manifest_lists(store, base, written)
+        schema = store.schema_manager.latest()
+        return Snapshot(
+            id=latest.id + 1, schema_id=schema.id if schema is not None else latest.schema_id, **lists,
+            commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind="ANALYZE",
+            time_millis=int(time.time() * 1000), log_offsets={},
+            total_record_count=latest.total_record_count, delta_record_count=0, changelog_record_count=0,
+            index_manifest=latest.index_manifest, watermark=latest.watermark, statistics=stats_file,
+            next_row_id=latest.next_row_id)
+
+    return commit_metadata_only(store, retries, attempt, "committing statistics to")
 
 
 def analyze(store: "FileStore", columns: Sequence[str] | None = None) -> int | None:
@@ -203,5 +186,5 @@ def analyze(store: "FileStore", columns: Sequence[str] | None = None) -> int | N
         raise
 
 
-__all__ = ["SYSTEM_TABLES", "GLOBAL_SYSTEM_TABLES", "system_table", "catalog_system_table",
-           "parse_system_identifier", "analyze", "read_statistics", "SCHEMAS"]
+__all__ = ["analyze", "column_statistics", "commit_statistics", "read_statistics", "statistics",
+           "write_statistics"]
