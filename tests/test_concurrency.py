@@ -51,16 +51,25 @@ def run_workers(jobs: list[tuple]) -> dict[int, object]:
     for p in procs:
         p.start()
     out, errors = {}, []
-    try:
-        for _ in procs:
-            status, worker, payload = results.get(timeout=240)
-            if status == "error":
-                errors.append(f"worker {worker}:\n{payload}")
-            out[worker] = payload
-    except queue_mod.Empty:  # pragma: no cover
+    deadline = time.monotonic() + 240
+    while len(out) < len(procs) and time.monotonic() < deadline:
+        try:
+            status, worker, payload = results.get(timeout=1)
+        except queue_mod.Empty:
+            # A worker that dies before reporting (e.g. it cannot import) leaves the others
+            # waiting at the barrier: say so now rather than at the deadline.
+            crashed = [i for i, p in enumerate(procs) if i not in out and p.exitcode not in (None, 0)]
+            if crashed:
+                errors += [f"worker {i} exited with code {procs[i].exitcode} before reporting" for i in crashed]
+                break
+            continue
+        if status == "error":
+            errors.append(f"worker {worker}:\n{payload}")
+        out[worker] = payload
+    if len(out) < len(procs) and not errors:  # pragma: no cover
         errors.append(f"workers did not report: {sorted(set(range(len(procs))) - set(out))}")
     for p in procs:
-        p.join(60)
+        p.join(5 if errors else 60)
         if p.exitcode is None:  # pragma: no cover
             p.kill()
     assert not errors, "\n".join(errors)
