@@ -9,12 +9,14 @@ statistics) stay as bytes here and are decoded by whoever knows their types.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import threading
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
@@ -24,6 +26,7 @@ import pyarrow as pa
 
 from paimon_lab.core import binary_row
 from paimon_lab.errors import CorruptFileError
+from paimon_lab.io.disk_cache import ArrowDiskCache
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.utils.clock import local_now
 
@@ -316,29 +319,78 @@ class ManifestColumns:
         rows = range(self.table.num_rows) if rows is None else [int(r) for r in rows]
         missing = [r for r in rows if objects[r] is None]
         if missing:
-            for r, e in zip(missing, _entries_of(self.table.take(pa.array(missing, pa.int64())))):
-                objects[r] = e
+            if 2 * len(missing) >= self.table.num_rows:  # build them all: cheaper than a take
+                for r, e in enumerate(_entries_of(self.table)):
+                    if objects[r] is None:
+                        objects[r] = e
+            else:
+                for r, e in zip(missing, _entries_of(self.table.take(pa.array(missing, pa.int64())))):
+                    objects[r] = e
         return [objects[r] for r in rows]
 
 
+_FILE_FIELDS = tuple(f.name for f in fields(DataFileMeta))
+_STATS_FIELDS = tuple(f.name for f in fields(SimpleStats))
+_ENTRY_FIELDS = tuple(f.name for f in fields(ManifestEntry))
+
+
+def _build(cls, names: tuple[str, ...], rows: Iterable[tuple]) -> list:
+    """Instances of the frozen dataclass ``cls`` from value tuples in field order, without its
+    ``__init__`` (which sets each field through ``object.__setattr__``: ~3x slower in bulk)."""
+    new = object.__new__
+    out = []
+    for values in rows:
+        obj = new(cls)
+        obj.__dict__.update(zip(names, values))
+        out.append(obj)
+    return out
+
+
+@contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector while many acyclic objects are built (it would scan
+    them over and over as they pile up)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _stats_of(lo: list, hi: list, nc: list) -> list[SimpleStats]:
+    """SimpleStats of the rows; equal ones share one object (key stats of append tables are all
+    empty; they are immutable)."""
+    keys = list(zip(lo, hi, (tuple(v) if v is not None else None for v in nc)))
+    unique = list(dict.fromkeys(keys))
+    if len(unique) == len(keys):
+        return _build(SimpleStats, _STATS_FIELDS, keys)
+    seen = dict(zip(unique, _build(SimpleStats, _STATS_FIELDS, unique)))
+    return [seen[k] for k in keys]
+
+
 def _entries_of(t: pa.Table) -> list[ManifestEntry]:
-    c = {name: t.column(name).to_pylist() for name in t.column_names}
-
-    def stats(prefix):
-        return [SimpleStats(lo, hi, tuple(nc) if nc is not None else None) for lo, hi, nc in
-                zip(c[prefix + "._MIN_VALUES"], c[prefix + "._MAX_VALUES"], c[prefix + "._NULL_COUNTS"])]
-
     def opt_tuple(values):
         return [tuple(v) if v is not None else None for v in values]
 
-    files = [DataFileMeta(*fields) for fields in zip(
-        c["_FILE._FILE_NAME"], c["_FILE._FILE_SIZE"], c["_FILE._ROW_COUNT"], c["_FILE._MIN_KEY"], c["_FILE._MAX_KEY"],
-        stats("_FILE._KEY_STATS"), stats("_FILE._VALUE_STATS"), c["_FILE._MIN_SEQUENCE_NUMBER"],
-        c["_FILE._MAX_SEQUENCE_NUMBER"], c["_FILE._SCHEMA_ID"], c["_FILE._LEVEL"],
-        [tuple(v or ()) for v in c["_FILE._EXTRA_FILES"]], c["_FILE._CREATION_TIME"], c["_FILE._DELETE_ROW_COUNT"],
-        c["_FILE._EMBEDDED_FILE_INDEX"], c["_FILE._FILE_SOURCE"], opt_tuple(c["_FILE._VALUE_STATS_COLS"]),
-        c["_FILE._EXTERNAL_PATH"], c["_FILE._FIRST_ROW_ID"], opt_tuple(c["_FILE._WRITE_COLS"]))]
-    return [ManifestEntry(*fields) for fields in zip(c["_KIND"], c["_PARTITION"], c["_BUCKET"], c["_TOTAL_BUCKETS"], files)]
+    nones = [None] * t.num_rows
+    with _no_gc():
+        c = {name: t.column(name).to_pylist() for name in t.column_names}
+        key_stats = _stats_of(c["_FILE._KEY_STATS._MIN_VALUES"], c["_FILE._KEY_STATS._MAX_VALUES"],
+                              c["_FILE._KEY_STATS._NULL_COUNTS"])
+        value_stats = _stats_of(c["_FILE._VALUE_STATS._MIN_VALUES"], c["_FILE._VALUE_STATS._MAX_VALUES"],
+                                c["_FILE._VALUE_STATS._NULL_COUNTS"])
+        files = _build(DataFileMeta, _FILE_FIELDS, zip(
+            c["_FILE._FILE_NAME"], c["_FILE._FILE_SIZE"], c["_FILE._ROW_COUNT"], c["_FILE._MIN_KEY"],
+            c["_FILE._MAX_KEY"], key_stats, value_stats, c["_FILE._MIN_SEQUENCE_NUMBER"],
+            c["_FILE._MAX_SEQUENCE_NUMBER"], c["_FILE._SCHEMA_ID"], c["_FILE._LEVEL"],
+            [tuple(v or ()) for v in c["_FILE._EXTRA_FILES"]], c["_FILE._CREATION_TIME"],
+            c["_FILE._DELETE_ROW_COUNT"], c["_FILE._EMBEDDED_FILE_INDEX"], c["_FILE._FILE_SOURCE"],
+            opt_tuple(c["_FILE._VALUE_STATS_COLS"]), c["_FILE._EXTERNAL_PATH"], c["_FILE._FIRST_ROW_ID"],
+            opt_tuple(c["_FILE._WRITE_COLS"]), nones))
+        return _build(ManifestEntry, _ENTRY_FIELDS,
+                      zip(c["_KIND"], c["_PARTITION"], c["_BUCKET"], c["_TOTAL_BUCKETS"], files))
 
 
 class ManifestColumnsCache:
@@ -389,15 +441,28 @@ def _write_avro(schema, records: Iterable[dict], compression: str) -> bytes:
     return buf.getvalue()
 
 
-def _read_avro(file_io: FileIO, path: str, what: str) -> list[dict]:
+def _read_bytes(file_io: FileIO, path: str, what: str) -> bytes:
     try:
-        data = file_io.read_bytes(path)
+        return file_io.read_bytes(path)
     except FileNotFoundError:
         raise CorruptFileError(f"{what} {path} is missing") from None
+
+
+def _parse_avro(data: bytes, path: str, what: str) -> list[dict]:
     try:
         return list(fastavro.reader(io.BytesIO(data)))
     except Exception as e:  # fastavro raises many kinds of errors on bad input
         raise CorruptFileError(f"{what} {path} is corrupt or truncated: {e}") from None
+
+
+def _read_avro(file_io: FileIO, path: str, what: str) -> list[dict]:
+    return _parse_avro(_read_bytes(file_io, path, what), path, what)
+
+
+#: decoded manifests on local disk, shared by processes (see :mod:`paimon_lab.io.disk_cache`)
+MANIFEST_DISK_CACHE = ArrowDiskCache("manifests")
+# in every disk-cache key: a change of the decoded layout makes old files misses
+_LAYOUT = hashlib.blake2b(str(ENTRY_ARROW_TYPE).encode(), digest_size=8).hexdigest()
 
 
 class ManifestIO:
@@ -431,16 +496,25 @@ class ManifestIO:
         return self.read_manifest_columns(name).entries()
 
     def read_manifest_columns(self, name: str) -> ManifestColumns:
-        """A manifest's entries as Arrow columns, decoded once per process (see :data:`MANIFEST_CACHE`)."""
+        """A manifest's entries as Arrow columns, decoded once per process (see :data:`MANIFEST_CACHE`)
+        and kept decoded on local disk (:data:`MANIFEST_DISK_CACHE`, keyed by the file's content)
+        for other processes."""
         path = self.path(name)
         key = (type(self.io.fs).__name__, path)
         got = MANIFEST_CACHE.get(key)
         if got is None:
-            records = _read_avro(self.io, path, "Manifest")
-            try:
-                got = ManifestColumns.from_records(records)
-            except (KeyError, TypeError, pa.ArrowInvalid, pa.ArrowTypeError) as e:
-                raise CorruptFileError(f"Manifest {name} has an unexpected layout: {e}") from None
+            data = _read_bytes(self.io, path, "Manifest")
+            disk_key = f"{_LAYOUT}/{name}/{len(data)}/{hashlib.blake2b(data, digest_size=20).hexdigest()}"
+            table = MANIFEST_DISK_CACHE.get(disk_key)
+            if table is not None:
+                got = ManifestColumns(table)
+            else:
+                records = _parse_avro(data, path, "Manifest")
+                try:
+                    got = ManifestColumns.from_records(records)
+                except (KeyError, TypeError, pa.ArrowInvalid, pa.ArrowTypeError) as e:
+                    raise CorruptFileError(f"Manifest {name} has an unexpected layout: {e}") from None
+                MANIFEST_DISK_CACHE.put(disk_key, got.table)
             MANIFEST_CACHE.put(key, got)
         return got
 

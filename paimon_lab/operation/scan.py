@@ -93,9 +93,12 @@ class LiveEntries:
         return LiveEntries(self.parts, self.table.filter(mask))
 
     def sorted(self, keys: list[tuple[str, str]]) -> LiveEntries:
+        """The rows ordered by ``keys``, with only the key columns and the row references (a take
+        of the stats and lists would cost more than the sort)."""
+        table = self.table.select(list(dict.fromkeys([k for k, _ in keys] + ["_M", "_ROW"])))
         if self.num_rows < 2:
-            return self
-        return LiveEntries(self.parts, self.table.take(pc.sort_indices(self.table, sort_keys=keys)))
+            return LiveEntries(self.parts, table)
+        return LiveEntries(self.parts, table.take(pc.sort_indices(table, sort_keys=keys)))
 
     def entries(self) -> list[ManifestEntry]:
         """The objects of the rows, in row order (built once per manifest row and kept)."""
