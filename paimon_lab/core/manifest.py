@@ -23,6 +23,7 @@ from typing import Iterable, Sequence
 import fastavro
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_lab.core import binary_row
 from paimon_lab.errors import CorruptFileError
@@ -296,6 +297,8 @@ class ManifestColumns:
     def __init__(self, table: pa.Table, objects: list | None = None):
         self.table = table
         self._objects: list[ManifestEntry | None] = objects if objects is not None else [None] * table.num_rows
+        self._files: list[DataFileMeta | None] = [e.file for e in objects] if objects is not None \
+            else [None] * table.num_rows
 
     @staticmethod
     def from_records(records: list[dict], objects: list | None = None) -> ManifestColumns:
@@ -313,19 +316,35 @@ class ManifestColumns:
         """Memory held, estimated as if every row's objects were built (about 1.3 KB each)."""
         return self.table.nbytes + 1300 * self.table.num_rows
 
+    def files(self, rows: Sequence[int] | np.ndarray | None = None) -> list[DataFileMeta]:
+        """The data files of the entries at ``rows`` (default: all), in that order (built once)."""
+        files = self._files
+        rows = range(self.table.num_rows) if rows is None else [int(r) for r in rows]
+        missing = [r for r in rows if files[r] is None]
+        if missing:
+            if 2 * len(missing) >= self.table.num_rows:  # build them all: cheaper than a take
+                for r, f in enumerate(_files_of(self.table)):
+                    if files[r] is None:
+                        files[r] = f
+            else:
+                for r, f in zip(missing, _files_of(self.table.take(pa.array(missing, pa.int64())))):
+                    files[r] = f
+        return [files[r] for r in rows]
+
     def entries(self, rows: Sequence[int] | np.ndarray | None = None) -> list[ManifestEntry]:
-        """The entries at ``rows`` (default: all), in that order."""
+        """The entries at ``rows`` (default: all), in that order (built once)."""
         objects = self._objects
         rows = range(self.table.num_rows) if rows is None else [int(r) for r in rows]
         missing = [r for r in rows if objects[r] is None]
         if missing:
-            if 2 * len(missing) >= self.table.num_rows:  # build them all: cheaper than a take
-                for r, e in enumerate(_entries_of(self.table)):
-                    if objects[r] is None:
-                        objects[r] = e
-            else:
-                for r, e in zip(missing, _entries_of(self.table.take(pa.array(missing, pa.int64())))):
-                    objects[r] = e
+            t = self.table
+            at = pa.array(missing, pa.int64())
+            heads = [(t.column(n).take(at) if len(missing) < t.num_rows else t.column(n)).to_pylist()
+                     for n in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")]
+            with _no_gc():
+                built = _build(ManifestEntry, _ENTRY_FIELDS, zip(*heads, self.files(missing)))
+            for r, e in zip(missing, built):
+                objects[r] = e
         return [objects[r] for r in rows]
 
 
@@ -359,38 +378,61 @@ def _no_gc():
             gc.enable()
 
 
-def _stats_of(lo: list, hi: list, nc: list) -> list[SimpleStats]:
-    """SimpleStats of the rows; equal ones share one object (key stats of append tables are all
-    empty; they are immutable)."""
-    keys = list(zip(lo, hi, (tuple(v) if v is not None else None for v in nc)))
-    unique = list(dict.fromkeys(keys))
-    if len(unique) == len(keys):
-        return _build(SimpleStats, _STATS_FIELDS, keys)
-    seen = dict(zip(unique, _build(SimpleStats, _STATS_FIELDS, unique)))
-    return [seen[k] for k in keys]
+def _values(column) -> list:
+    """A column as a list of Python values."""
+    n = len(column)
+    if column.null_count == n:
+        return [None] * n
+    if pa.types.is_integer(column.type) and column.null_count == 0:
+        return column.to_numpy().tolist()
+    return column.to_pylist()
 
 
-def _entries_of(t: pa.Table) -> list[ManifestEntry]:
-    def opt_tuple(values):
-        return [tuple(v) if v is not None else None for v in values]
+def _tuples(column) -> list:
+    """A list column as tuples (None where null)."""
+    n = len(column)
+    if column.null_count == n:
+        return [None] * n
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    offsets = arr.offsets.to_numpy()
+    if column.null_count == 0 and offsets[-1] == offsets[0]:
+        return [()] * n
+    flat = arr.values.to_pylist()
+    out = [tuple(flat[a:b]) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    if column.null_count:
+        out = [None if not valid else v for v, valid in zip(out, arr.is_valid().to_pylist())]
+    return out
 
-    nones = [None] * t.num_rows
+
+def _stats_of(t: pa.Table, prefix: str) -> list[SimpleStats]:
+    """SimpleStats of the rows; when all are equal (key stats of append tables: empty), one
+    object shared by all (they are immutable)."""
+    lo, hi, counts = (_tuples(t.column(f"{prefix}.{n}")) if n == "_NULL_COUNTS" else _values(t.column(f"{prefix}.{n}"))
+                      for n in ("_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS"))
+    if lo and len(set(lo)) == 1 and len(set(hi)) == 1 and len(set(counts)) == 1:
+        return _build(SimpleStats, _STATS_FIELDS, [(lo[0], hi[0], counts[0])]) * len(lo)
+    return _build(SimpleStats, _STATS_FIELDS, zip(lo, hi, counts))
+
+
+def _files_of(t: pa.Table) -> list[DataFileMeta]:
     with _no_gc():
-        c = {name: t.column(name).to_pylist() for name in t.column_names}
-        key_stats = _stats_of(c["_FILE._KEY_STATS._MIN_VALUES"], c["_FILE._KEY_STATS._MAX_VALUES"],
-                              c["_FILE._KEY_STATS._NULL_COUNTS"])
-        value_stats = _stats_of(c["_FILE._VALUE_STATS._MIN_VALUES"], c["_FILE._VALUE_STATS._MAX_VALUES"],
-                                c["_FILE._VALUE_STATS._NULL_COUNTS"])
-        files = _build(DataFileMeta, _FILE_FIELDS, zip(
+        c = {name: _tuples(t.column(name)) if pa.types.is_list(t.column(name).type) else _values(t.column(name))
+             for name in _FILE_COLUMNS}
+        return _build(DataFileMeta, _FILE_FIELDS, zip(
             c["_FILE._FILE_NAME"], c["_FILE._FILE_SIZE"], c["_FILE._ROW_COUNT"], c["_FILE._MIN_KEY"],
-            c["_FILE._MAX_KEY"], key_stats, value_stats, c["_FILE._MIN_SEQUENCE_NUMBER"],
-            c["_FILE._MAX_SEQUENCE_NUMBER"], c["_FILE._SCHEMA_ID"], c["_FILE._LEVEL"],
-            [tuple(v or ()) for v in c["_FILE._EXTRA_FILES"]], c["_FILE._CREATION_TIME"],
-            c["_FILE._DELETE_ROW_COUNT"], c["_FILE._EMBEDDED_FILE_INDEX"], c["_FILE._FILE_SOURCE"],
-            opt_tuple(c["_FILE._VALUE_STATS_COLS"]), c["_FILE._EXTERNAL_PATH"], c["_FILE._FIRST_ROW_ID"],
-            opt_tuple(c["_FILE._WRITE_COLS"]), nones))
-        return _build(ManifestEntry, _ENTRY_FIELDS,
-                      zip(c["_KIND"], c["_PARTITION"], c["_BUCKET"], c["_TOTAL_BUCKETS"], files))
+            c["_FILE._MAX_KEY"], _stats_of(t, "_FILE._KEY_STATS"), _stats_of(t, "_FILE._VALUE_STATS"),
+            c["_FILE._MIN_SEQUENCE_NUMBER"], c["_FILE._MAX_SEQUENCE_NUMBER"], c["_FILE._SCHEMA_ID"],
+            c["_FILE._LEVEL"], [v if v is not None else () for v in c["_FILE._EXTRA_FILES"]],
+            c["_FILE._CREATION_TIME"], c["_FILE._DELETE_ROW_COUNT"], c["_FILE._EMBEDDED_FILE_INDEX"],
+            c["_FILE._FILE_SOURCE"], c["_FILE._VALUE_STATS_COLS"], c["_FILE._EXTERNAL_PATH"],
+            c["_FILE._FIRST_ROW_ID"], c["_FILE._WRITE_COLS"], [None] * t.num_rows))
+
+
+_FILE_COLUMNS = ("_FILE._FILE_NAME", "_FILE._FILE_SIZE", "_FILE._ROW_COUNT", "_FILE._MIN_KEY", "_FILE._MAX_KEY",
+                 "_FILE._MIN_SEQUENCE_NUMBER", "_FILE._MAX_SEQUENCE_NUMBER", "_FILE._SCHEMA_ID", "_FILE._LEVEL",
+                 "_FILE._EXTRA_FILES", "_FILE._CREATION_TIME", "_FILE._DELETE_ROW_COUNT",
+                 "_FILE._EMBEDDED_FILE_INDEX", "_FILE._FILE_SOURCE", "_FILE._VALUE_STATS_COLS",
+                 "_FILE._EXTERNAL_PATH", "_FILE._FIRST_ROW_ID", "_FILE._WRITE_COLS")
 
 
 class ManifestColumnsCache:
