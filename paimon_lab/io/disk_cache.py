@@ -5,7 +5,7 @@ A table's files that never change once written (manifests) are decoded the same 
 fresh process reads a few megabytes instead of decoding again. The cache is a convenience, never
 the truth: a file that is missing, truncated, corrupt (checksum), of another key or of another
 layout is a miss (and is removed); a directory that cannot be written is no error. It is bounded:
-past ``max_bytes`` the least recently used files are removed.
+past ``max_bytes`` the oldest files are removed (a hit writes nothing, not even a time stamp).
 
 The directory is ``$PAIMON_LAB_CACHE_DIR`` (``0``, ``off`` or empty: no disk cache), by default
 ``$XDG_CACHE_HOME/paimon-lab`` or ``~/.cache/paimon-lab``; each cache takes a subdirectory.
@@ -64,11 +64,6 @@ class ArrowDiskCache:
         table = _decode(data, key)
         if table is None:
             _remove(path)
-            return None
-        try:
-            os.utime(path)  # recency for eviction
-        except OSError:
-            pass
         return table
 
     def put(self, key: str, table: pa.Table) -> None:
