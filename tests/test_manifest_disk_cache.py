@@ -5,15 +5,21 @@ or of another manifest; the cache is bounded and never an error."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
-
-from paimon_lab.core.manifest import MANIFEST_CACHE, MANIFEST_DISK_CACHE, ManifestIO, SimpleStats
-from paimon_lab.io.disk_cache import ENV, ArrowDiskCache
-from paimon_lab.io.file_io import FileIO
 from conftest import make_rows
 from test_manifest_columns import ENTRIES
+
+from paimon_lab.core.manifest import (
+    MANIFEST_CACHE,
+    MANIFEST_DISK_CACHE,
+    ManifestIO,
+    SimpleStats,
+)
+from paimon_lab.io.disk_cache import ENV, ArrowDiskCache
+from paimon_lab.io.file_io import FileIO
 
 
 @pytest.fixture
@@ -71,17 +77,16 @@ def test_damaged_cache_files_are_misses(table, cache_dir, damage):
     files = _files(cache_dir)
     sizes = {f: os.path.getsize(f) for f in files}
     for i, f in enumerate(files):
-        data = bytearray(open(f, "rb").read())
+        data = bytearray(Path(f).read_bytes())
         if damage == "flip":
             data[len(data) // 2] ^= 0xFF  # same size, one byte changed
         elif damage == "truncate":
             data = data[:len(data) // 2]
         elif damage == "swap":  # another manifest's (valid) decoded file under this name
-            data = bytearray(open(files[(i + 1) % len(files)], "rb").read())
+            data = bytearray(Path(files[(i + 1) % len(files)]).read_bytes())
         else:
             data = bytearray()
-        with open(f, "wb") as out:
-            out.write(data)
+        Path(f).write_bytes(data)
     assert _plan(table) == expected
     if damage != "swap" or len(files) > 1:
         # every damaged file was dropped and written again from the manifest
