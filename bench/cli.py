@@ -188,6 +188,9 @@ def _run_size(args, n_rows: int, selected: dict, system_names: list[str], workdi
          f"in {time.perf_counter() - t0:.2f}s; work dir {workdir}")
     config = Config(n_rows, args.repeat, not args.no_verify, workdir, args.timeout, args.keep,
                     args.profile, args.cache_dir, args.quick)
+    # paimon-lab's disk cache of decoded manifests: inside the work directory, not the user's (the
+    # planning workloads point it per run, see bench.workloads.planning)
+    os.environ.setdefault("PAIMON_LAB_CACHE_DIR", os.path.join(workdir, "_paimon_lab_cache"))
     results = {}
     try:
         for name, workload in selected.items():

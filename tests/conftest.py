@@ -1,9 +1,17 @@
+import atexit
 import os
+import shutil
+import tempfile
 
 import pyarrow as pa
 import pytest
 
 from paimon_lab import Catalog
+
+# Decoded manifests go to a disk cache (paimon_lab.io.disk_cache): the tests' own, not the user's.
+if "PAIMON_LAB_CACHE_DIR" not in os.environ:
+    os.environ["PAIMON_LAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="paimon-lab-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["PAIMON_LAB_CACHE_DIR"], True)
 
 
 @pytest.fixture

@@ -92,3 +92,14 @@ def test_stats_prefilter_keeps_every_file_the_exact_check_keeps(lab):
             assert not (exact & ~keep).any(), f
         assert sum(len(s.files) for s in t.plan(filter=f)) == int(exact.sum()), f
     assert stats_prefilter(t.store, live.table, t._predicate("id < 100")).sum() == 1
+
+
+def test_some_rows_built_alone_equal_all_built(tmp_path):
+    entries = [ManifestEntry(ADD, b"p%d" % i, i % 3, 3, _file(f"g{i}", level=i % 2, extra_files=(f"g{i}.index",) * (i % 2)))
+               for i in range(9)]
+    one = ManifestColumns.from_records([e.to_avro() for e in entries])
+    assert one.files([7, 2]) == [entries[7].file, entries[2].file]  # a take of two rows
+    assert one.entries([2]) == [entries[2]]
+    assert one.entries([2])[0].file is one.files([2])[0]
+    assert ManifestColumns.from_records([e.to_avro() for e in entries]).entries() == entries
+    assert one.entries() == entries

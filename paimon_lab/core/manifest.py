@@ -9,21 +9,25 @@ statistics) stay as bytes here and are decoded by whoever knows their types.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import threading
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 import fastavro
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_lab.core import binary_row
 from paimon_lab.errors import CorruptFileError
+from paimon_lab.io.disk_cache import ArrowDiskCache
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.utils.clock import local_now
 
@@ -293,6 +297,8 @@ class ManifestColumns:
     def __init__(self, table: pa.Table, objects: list | None = None):
         self.table = table
         self._objects: list[ManifestEntry | None] = objects if objects is not None else [None] * table.num_rows
+        self._files: list[DataFileMeta | None] = [e.file for e in objects] if objects is not None \
+            else [None] * table.num_rows
 
     @staticmethod
     def from_records(records: list[dict], objects: list | None = None) -> ManifestColumns:
@@ -310,35 +316,123 @@ class ManifestColumns:
         """Memory held, estimated as if every row's objects were built (about 1.3 KB each)."""
         return self.table.nbytes + 1300 * self.table.num_rows
 
+    def files(self, rows: Sequence[int] | np.ndarray | None = None) -> list[DataFileMeta]:
+        """The data files of the entries at ``rows`` (default: all), in that order (built once)."""
+        files = self._files
+        rows = range(self.table.num_rows) if rows is None else [int(r) for r in rows]
+        missing = [r for r in rows if files[r] is None]
+        if missing:
+            if 2 * len(missing) >= self.table.num_rows:  # build them all: cheaper than a take
+                for r, f in enumerate(_files_of(self.table)):
+                    if files[r] is None:
+                        files[r] = f
+            else:
+                for r, f in zip(missing, _files_of(self.table.take(pa.array(missing, pa.int64())))):
+                    files[r] = f
+        return [files[r] for r in rows]
+
     def entries(self, rows: Sequence[int] | np.ndarray | None = None) -> list[ManifestEntry]:
-        """The entries at ``rows`` (default: all), in that order."""
+        """The entries at ``rows`` (default: all), in that order (built once)."""
         objects = self._objects
         rows = range(self.table.num_rows) if rows is None else [int(r) for r in rows]
         missing = [r for r in rows if objects[r] is None]
         if missing:
-            for r, e in zip(missing, _entries_of(self.table.take(pa.array(missing, pa.int64())))):
+            t = self.table
+            at = pa.array(missing, pa.int64())
+            heads = [(t.column(n).take(at) if len(missing) < t.num_rows else t.column(n)).to_pylist()
+                     for n in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")]
+            with _no_gc():
+                built = _build(ManifestEntry, _ENTRY_FIELDS, zip(*heads, self.files(missing)))
+            for r, e in zip(missing, built):
                 objects[r] = e
         return [objects[r] for r in rows]
 
 
-def _entries_of(t: pa.Table) -> list[ManifestEntry]:
-    c = {name: t.column(name).to_pylist() for name in t.column_names}
+_FILE_FIELDS = tuple(f.name for f in fields(DataFileMeta))
+_STATS_FIELDS = tuple(f.name for f in fields(SimpleStats))
+_ENTRY_FIELDS = tuple(f.name for f in fields(ManifestEntry))
 
-    def stats(prefix):
-        return [SimpleStats(lo, hi, tuple(nc) if nc is not None else None) for lo, hi, nc in
-                zip(c[prefix + "._MIN_VALUES"], c[prefix + "._MAX_VALUES"], c[prefix + "._NULL_COUNTS"])]
 
-    def opt_tuple(values):
-        return [tuple(v) if v is not None else None for v in values]
+def _build(cls, names: tuple[str, ...], rows: Iterable[tuple]) -> list:
+    """Instances of the frozen dataclass ``cls`` from value tuples in field order, without its
+    ``__init__`` (which sets each field through ``object.__setattr__``: ~3x slower in bulk)."""
+    new = object.__new__
+    out = []
+    for values in rows:
+        obj = new(cls)
+        obj.__dict__.update(zip(names, values))
+        out.append(obj)
+    return out
 
-    files = [DataFileMeta(*fields) for fields in zip(
-        c["_FILE._FILE_NAME"], c["_FILE._FILE_SIZE"], c["_FILE._ROW_COUNT"], c["_FILE._MIN_KEY"], c["_FILE._MAX_KEY"],
-        stats("_FILE._KEY_STATS"), stats("_FILE._VALUE_STATS"), c["_FILE._MIN_SEQUENCE_NUMBER"],
-        c["_FILE._MAX_SEQUENCE_NUMBER"], c["_FILE._SCHEMA_ID"], c["_FILE._LEVEL"],
-        [tuple(v or ()) for v in c["_FILE._EXTRA_FILES"]], c["_FILE._CREATION_TIME"], c["_FILE._DELETE_ROW_COUNT"],
-        c["_FILE._EMBEDDED_FILE_INDEX"], c["_FILE._FILE_SOURCE"], opt_tuple(c["_FILE._VALUE_STATS_COLS"]),
-        c["_FILE._EXTERNAL_PATH"], c["_FILE._FIRST_ROW_ID"], opt_tuple(c["_FILE._WRITE_COLS"]))]
-    return [ManifestEntry(*fields) for fields in zip(c["_KIND"], c["_PARTITION"], c["_BUCKET"], c["_TOTAL_BUCKETS"], files)]
+
+@contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector while many acyclic objects are built (it would scan
+    them over and over as they pile up)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _values(column) -> list:
+    """A column as a list of Python values."""
+    n = len(column)
+    if column.null_count == n:
+        return [None] * n
+    if pa.types.is_integer(column.type) and column.null_count == 0:
+        return column.to_numpy().tolist()
+    return column.to_pylist()
+
+
+def _tuples(column) -> list:
+    """A list column as tuples (None where null)."""
+    n = len(column)
+    if column.null_count == n:
+        return [None] * n
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    offsets = arr.offsets.to_numpy()
+    if column.null_count == 0 and offsets[-1] == offsets[0]:
+        return [()] * n
+    flat = arr.values.to_pylist()
+    out = [tuple(flat[a:b]) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    if column.null_count:
+        out = [None if not valid else v for v, valid in zip(out, arr.is_valid().to_pylist())]
+    return out
+
+
+def _stats_of(t: pa.Table, prefix: str) -> list[SimpleStats]:
+    """SimpleStats of the rows; when all are equal (key stats of append tables: empty), one
+    object shared by all (they are immutable)."""
+    lo, hi, counts = (_tuples(t.column(f"{prefix}.{n}")) if n == "_NULL_COUNTS" else _values(t.column(f"{prefix}.{n}"))
+                      for n in ("_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS"))
+    if lo and len(set(lo)) == 1 and len(set(hi)) == 1 and len(set(counts)) == 1:
+        return _build(SimpleStats, _STATS_FIELDS, [(lo[0], hi[0], counts[0])]) * len(lo)
+    return _build(SimpleStats, _STATS_FIELDS, zip(lo, hi, counts))
+
+
+def _files_of(t: pa.Table) -> list[DataFileMeta]:
+    with _no_gc():
+        c = {name: _tuples(t.column(name)) if pa.types.is_list(t.column(name).type) else _values(t.column(name))
+             for name in _FILE_COLUMNS}
+        return _build(DataFileMeta, _FILE_FIELDS, zip(
+            c["_FILE._FILE_NAME"], c["_FILE._FILE_SIZE"], c["_FILE._ROW_COUNT"], c["_FILE._MIN_KEY"],
+            c["_FILE._MAX_KEY"], _stats_of(t, "_FILE._KEY_STATS"), _stats_of(t, "_FILE._VALUE_STATS"),
+            c["_FILE._MIN_SEQUENCE_NUMBER"], c["_FILE._MAX_SEQUENCE_NUMBER"], c["_FILE._SCHEMA_ID"],
+            c["_FILE._LEVEL"], [v if v is not None else () for v in c["_FILE._EXTRA_FILES"]],
+            c["_FILE._CREATION_TIME"], c["_FILE._DELETE_ROW_COUNT"], c["_FILE._EMBEDDED_FILE_INDEX"],
+            c["_FILE._FILE_SOURCE"], c["_FILE._VALUE_STATS_COLS"], c["_FILE._EXTERNAL_PATH"],
+            c["_FILE._FIRST_ROW_ID"], c["_FILE._WRITE_COLS"], [None] * t.num_rows))
+
+
+_FILE_COLUMNS = ("_FILE._FILE_NAME", "_FILE._FILE_SIZE", "_FILE._ROW_COUNT", "_FILE._MIN_KEY", "_FILE._MAX_KEY",
+                 "_FILE._MIN_SEQUENCE_NUMBER", "_FILE._MAX_SEQUENCE_NUMBER", "_FILE._SCHEMA_ID", "_FILE._LEVEL",
+                 "_FILE._EXTRA_FILES", "_FILE._CREATION_TIME", "_FILE._DELETE_ROW_COUNT",
+                 "_FILE._EMBEDDED_FILE_INDEX", "_FILE._FILE_SOURCE", "_FILE._VALUE_STATS_COLS",
+                 "_FILE._EXTERNAL_PATH", "_FILE._FIRST_ROW_ID", "_FILE._WRITE_COLS")
 
 
 class ManifestColumnsCache:
@@ -389,15 +483,28 @@ def _write_avro(schema, records: Iterable[dict], compression: str) -> bytes:
     return buf.getvalue()
 
 
-def _read_avro(file_io: FileIO, path: str, what: str) -> list[dict]:
+def _read_bytes(file_io: FileIO, path: str, what: str) -> bytes:
     try:
-        data = file_io.read_bytes(path)
+        return file_io.read_bytes(path)
     except FileNotFoundError:
         raise CorruptFileError(f"{what} {path} is missing") from None
+
+
+def _parse_avro(data: bytes, path: str, what: str) -> list[dict]:
     try:
         return list(fastavro.reader(io.BytesIO(data)))
     except Exception as e:  # fastavro raises many kinds of errors on bad input
         raise CorruptFileError(f"{what} {path} is corrupt or truncated: {e}") from None
+
+
+def _read_avro(file_io: FileIO, path: str, what: str) -> list[dict]:
+    return _parse_avro(_read_bytes(file_io, path, what), path, what)
+
+
+#: decoded manifests on local disk, shared by processes (see :mod:`paimon_lab.io.disk_cache`)
+MANIFEST_DISK_CACHE = ArrowDiskCache("manifests")
+# in every disk-cache key: a change of the decoded layout makes old files misses
+_LAYOUT = hashlib.blake2b(str(ENTRY_ARROW_TYPE).encode(), digest_size=8).hexdigest()
 
 
 class ManifestIO:
@@ -431,16 +538,25 @@ class ManifestIO:
         return self.read_manifest_columns(name).entries()
 
     def read_manifest_columns(self, name: str) -> ManifestColumns:
-        """A manifest's entries as Arrow columns, decoded once per process (see :data:`MANIFEST_CACHE`)."""
+        """A manifest's entries as Arrow columns, decoded once per process (see :data:`MANIFEST_CACHE`)
+        and kept decoded on local disk (:data:`MANIFEST_DISK_CACHE`, keyed by the file's content)
+        for other processes."""
         path = self.path(name)
         key = (type(self.io.fs).__name__, path)
         got = MANIFEST_CACHE.get(key)
         if got is None:
-            records = _read_avro(self.io, path, "Manifest")
-            try:
-                got = ManifestColumns.from_records(records)
-            except (KeyError, TypeError, pa.ArrowInvalid, pa.ArrowTypeError) as e:
-                raise CorruptFileError(f"Manifest {name} has an unexpected layout: {e}") from None
+            data = _read_bytes(self.io, path, "Manifest")
+            disk_key = f"{_LAYOUT}/{name}/{len(data)}/{hashlib.blake2b(data, digest_size=20).hexdigest()}"
+            table = MANIFEST_DISK_CACHE.get(disk_key)
+            if table is not None:
+                got = ManifestColumns(table)
+            else:
+                records = _parse_avro(data, path, "Manifest")
+                try:
+                    got = ManifestColumns.from_records(records)
+                except (KeyError, TypeError, pa.ArrowInvalid, pa.ArrowTypeError) as e:
+                    raise CorruptFileError(f"Manifest {name} has an unexpected layout: {e}") from None
+                MANIFEST_DISK_CACHE.put(disk_key, got.table)
             MANIFEST_CACHE.put(key, got)
         return got
 

@@ -93,22 +93,32 @@ class LiveEntries:
         return LiveEntries(self.parts, self.table.filter(mask))
 
     def sorted(self, keys: list[tuple[str, str]]) -> LiveEntries:
+        """The rows ordered by ``keys``, with only the key columns and the row references (a take
+        of the stats and lists would cost more than the sort)."""
+        table = self.table.select(list(dict.fromkeys([k for k, _ in keys] + ["_M", "_ROW"])))
         if self.num_rows < 2:
-            return self
-        return LiveEntries(self.parts, self.table.take(pc.sort_indices(self.table, sort_keys=keys)))
+            return LiveEntries(self.parts, table)
+        return LiveEntries(self.parts, table.take(pc.sort_indices(table, sort_keys=keys)))
 
     def entries(self) -> list[ManifestEntry]:
         """The objects of the rows, in row order (built once per manifest row and kept)."""
+        return self._gather(ManifestColumns.entries)
+
+    def files(self) -> list[DataFileMeta]:
+        """The data files of the rows, in row order (built once per manifest row and kept)."""
+        return self._gather(ManifestColumns.files)
+
+    def _gather(self, build) -> list:
         if not self.num_rows:
             return []
         which = self.table.column("_M").to_numpy()
         rows = self.table.column("_ROW").to_numpy()
         if (which == which[0]).all():
-            return self.parts[int(which[0])].entries(rows)
+            return build(self.parts[int(which[0])], rows)
         out: list = [None] * len(rows)
         for m in np.unique(which):
             at = np.flatnonzero(which == m)
-            for i, e in zip(at, self.parts[int(m)].entries(rows[at])):
+            for i, e in zip(at, build(self.parts[int(m)], rows[at])):
                 out[i] = e
         return out
 
@@ -310,8 +320,9 @@ class FileStoreScan:
         live = live.sorted([("_PARTITION", "ascending"), ("_BUCKET", "ascending"),
                             ("_FILE._MIN_SEQUENCE_NUMBER", "ascending"), ("_FILE._FILE_NAME", "ascending")])
         splits = []
-        for (part, bucket), group in groupby(live.entries(), key=lambda e: (e.partition, e.bucket)):
-            files = [e.file for e in group]
+        keys = zip(live.table.column("_PARTITION").to_pylist(), live.table.column("_BUCKET").to_pylist())
+        for (part, bucket), group in groupby(zip(keys, live.files()), key=lambda kf: kf[0]):
+            files = [f for _, f in group]
             if predicate is not None:
                 bucket_dir = self.store.bucket_path(part, bucket) if schema.primary_keys else None
                 files = [f for f in files if self.file_may_match(
