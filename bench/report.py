@@ -17,8 +17,9 @@ class Verdict:
     peer: str             # a peer system, "workload:<name>" (paimon-lab on another workload) or "peak RSS"
     limit: float
     ratio: float | None   # paimon-lab median time / peer median time (or peak RSS bytes for "peak RSS")
-    kind: str = "time"    # time | workload | peak
+    kind: str = "time"    # time | workload | peak | step
     cpu_ratio: float | None = None  # the same ratio of median CPU times (less sensitive to machine load)
+    step: str | None = None  # kind "step": the timed step (lap) compared
 
     @property
     def outcome(self) -> str:
@@ -35,6 +36,8 @@ class Verdict:
         if self.kind == "workload":
             other = self.peer.split(":", 1)[1]
             what = f"vs paimon-lab {other}"
+        elif self.kind == "step":
+            what = f"{self.step} vs {systems.SYSTEMS[self.peer].label}'s"
         else:
             what = f"vs {systems.SYSTEMS[self.peer].label}"
         ratio = _fmt(self.ratio, ".3f" if self.limit < 0.1 else ".2f", "x")
@@ -46,7 +49,7 @@ class Verdict:
 
     def to_json(self) -> dict:
         return {"workload": self.workload, "peer": self.peer, "limit": self.limit, "ratio": self.ratio,
-                "kind": self.kind, "cpu_ratio": self.cpu_ratio, "outcome": self.outcome}
+                "kind": self.kind, "cpu_ratio": self.cpu_ratio, "outcome": self.outcome, "step": self.step}
 
 
 def _lab(cells: list[Cell]) -> Cell | None:
@@ -74,6 +77,14 @@ def verdicts(workloads: dict[str, Workload], results: dict[str, list[Cell]]) -> 
             ratio = _ratio(lab.median_seconds, other.median_seconds) if lab and other else None
             cpu = _ratio(lab.median_cpu_seconds, other.median_cpu_seconds) if lab and other else None
             out.append(Verdict(name, f"workload:{other_name}", limit, ratio, "workload", cpu))
+        for step, peers in workload.step_targets.items():
+            for peer, limit in peers.items():
+                if peer not in {c.system for c in cells}:
+                    continue
+                other = next((c for c in cells if c.system == peer and c.measured), None)
+                mine = lab.median_laps().get(step) if lab else None
+                theirs = other.median_laps().get(step) if other else None
+                out.append(Verdict(name, peer, limit, _ratio(mine, theirs), "step", step=step))
         if workload.peak_limit is not None:
             out.append(Verdict(name, "peak RSS", float(workload.peak_limit),
                                lab.median_peak_rss if lab else None, "peak"))

@@ -294,7 +294,8 @@ class PaimonLab(System):
         splits = Catalog(warehouse).get_table(TABLE_ID).plan()
         return sum(len(s.files) for s in splits), sum(s.row_count for s in splits)
 
-    # Through Spark: the "paimon" Python data source (paimon_lab.spark), registered by the
+    # Through Spark: the "paimon" Python data source (paimon_lab.spark; reads through
+    # paimon_lab.spark.read_table, which hands files needing no merge to Spark), registered by the
     # workload; the table is created beforehand with the same options as everywhere else.
     def spark_create(self, spark, warehouse, primary_key):
         create = self.create_pk_table if primary_key else self.create_append_table
@@ -312,7 +313,9 @@ class PaimonLab(System):
         ps.write_table(df, TABLE_ID, warehouse=target, mode="append")
 
     def spark_read(self, spark, target):
-        return spark.read.format("paimon").option("warehouse", target).load(TABLE_ID)
+        from paimon_lab import spark as ps
+
+        return ps.read_table(spark, TABLE_ID, target)
 
     def spark_compact(self, spark, target):
         from paimon_lab import spark as ps

@@ -146,3 +146,18 @@ def test_an_unavailable_workload_is_na_without_a_process(tmp_path):
         ("paimon_lab", "n/a", "Spark needs Java (test)"), ("spark_parquet", "n/a", "Spark needs Java (test)")]
     cells = run_workload(Everyone(), ["pyarrow", "spark_parquet"], config, "", fp, lambda m: None)
     assert [c.system for c in cells] == ["pyarrow"] and cells[0].status == "n/a"
+
+
+def test_step_targets_compare_one_lap_of_two_systems():
+    from bench import report
+    from bench.runner import Cell, Run
+    from bench.workloads.spark import Spark
+
+    def cell(system, reads):
+        return Cell("spark", system, runs=[Run("ok", seconds=10.0, laps={"write": 5.0, "read": r}) for r in reads])
+
+    for reads, outcome in (([1.4, 1.5, 9.0], "PASS"), ([1.6, 1.7, 1.0], "FAIL")):
+        found = report.verdicts({"spark": Spark()}, {"spark": [cell("paimon_lab", reads), cell("spark_parquet", [1.0] * 3)]})
+        step = [v for v in found if v.kind == "step"]
+        assert [(v.step, v.peer, v.limit, v.outcome) for v in step] == [("read", "spark_parquet", 1.5, outcome)]
+        assert "read vs Spark Parquet's" in step[0].describe()

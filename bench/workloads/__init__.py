@@ -12,7 +12,9 @@ harness runs, in fresh subprocesses and per system:
 
 ``targets`` maps a peer system to the largest allowed ratio paimon-lab time / peer time;
 ``workload_targets`` maps another workload to the largest allowed ratio of paimon-lab's median
-here to paimon-lab's median there (e.g. full compaction < 3x one upsert commit); ``peak_limit``
+here to paimon-lab's median there (e.g. full compaction < 3x one upsert commit); ``step_targets``
+maps a timed step (lap) to {peer system: largest allowed ratio of the two systems' median times
+of that step}; ``peak_limit``
 is an absolute bound on paimon-lab's median peak RSS in bytes.
 Systems implement operations through :class:`bench.systems.System`; a system that raises
 ``NotImplementedError`` for a workload is shown as ``n/a``.
@@ -78,6 +80,7 @@ class Workload:
     needs_setup: bool = False
     targets: dict[str, float] = {}   # peer system -> max paimon-lab/peer median-time ratio
     workload_targets: dict[str, float] = {}  # other workload -> max ratio of paimon-lab's medians
+    step_targets: dict[str, dict[str, float]] = {}  # lap -> {peer system: max paimon-lab/peer median lap}
     peak_limit: int | None = None    # max paimon-lab median peak RSS (bytes)
     max_repeat: int | None = None    # cap on timed runs (slow workloads); None: --repeat
     # Timed runs with --quick (None: --repeat). 0: the verified warm-up run is the one measurement

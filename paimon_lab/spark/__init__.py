@@ -4,6 +4,8 @@
     ps.register(spark, warehouse="/tmp/wh")          # or .option("warehouse", ...) everywhere
 
     df = spark.read.format("paimon").load("db.t")      # splits -> tasks, Arrow batches
+    df = ps.read_table(spark, "db.t")                  # faster: files that need no merge through
+    #   Spark's own Parquet/ORC reader, the rest as above (same options; native-read=false: all Python)
     spark.read.format("paimon").option("snapshot-id", 3).load("db.t")    # time travel:
     #   snapshot-id | scan.snapshot-id | versionAsOf, tag | scan.tag-name, timestamp-millis
     #   read-optimized=true, columns="a,b" (Python data sources get no column pruning from Spark)
@@ -52,9 +54,10 @@ workers with paimon_lab already imported.
 from paimon_lab.spark.datasource import PaimonDataSource, TableRef
 from paimon_lab.spark.env import WorkerEnvironmentError, check_workers, configure_workers, python_error
 from paimon_lab.spark.jobs import SparkJobError, bucketed, compact, register, write_table
+from paimon_lab.spark.native import read_table
 from paimon_lab.spark.sql import sql
 from paimon_lab.spark.types import spark_schema, spark_type
 
-__all__ = ["register", "PaimonDataSource", "TableRef", "write_table", "bucketed", "compact", "sql",
+__all__ = ["register", "PaimonDataSource", "TableRef", "read_table", "write_table", "bucketed", "compact", "sql",
            "spark_schema", "spark_type", "python_error", "configure_workers", "check_workers",
            "WorkerEnvironmentError", "SparkJobError"]

@@ -1,7 +1,8 @@
 """``sql(spark, statement)``: run SQL over Paimon tables with Spark (``%%paimon --engine spark``).
 
 Every ``db.table`` the statement names that exists in the warehouse (also ``paimon.db.table``)
-is registered as a temporary view backed by the ``paimon`` data source, and the statement is
+is registered as a temporary view of :func:`paimon_lab.spark.read_table` (files that need no
+merge through Spark's Parquet/ORC reader, the rest through paimon_lab), and the statement is
 run, rewritten to those views, with ``spark.sql``. ``VERSION AS OF n|'tag'`` and ``TIMESTAMP AS
 OF millis`` pick a snapshot. ``INSERT INTO|OVERWRITE db.table <query>`` runs the query with Spark
 and writes it with :func:`paimon_lab.spark.write_table`.
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from paimon_lab.catalog import Catalog
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.spark.jobs import _ensure_registered, default_warehouse, write_table
+from paimon_lab.spark.native import read_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -66,10 +68,7 @@ def sql(spark: "SparkSession", statement: str, warehouse: str | None = None) -> 
         options = _time_travel(node)
         suffix = "_".join(re.sub(r"\W", "_", f"{k}_{v}") for k, v in options.items())
         view = f"__paimon_{node.db}_{node.name}" + (f"__{suffix}" if suffix else "")
-        reader = spark.read.format("paimon").option("warehouse", warehouse)
-        for k, v in options.items():
-            reader = reader.option(k, v)
-        reader.load(ident).createOrReplaceTempView(view)
+        read_table(spark, ident, warehouse, options).createOrReplaceTempView(view)
         alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name))
         return exp.Table(this=exp.to_identifier(view), alias=alias)
 
