@@ -139,10 +139,11 @@ class TableRead:
             else:
                 # The other engines merge every column; only a single sorted run is not merged
                 # (merging a key's lone row may change it, e.g. a lone retraction of a sum).
-                kv = BucketFiles(t, layout, split.partition, split.bucket).read(chosen)
                 key_pred = reader.key_predicate(self.predicate)
-                if key_pred is not None and kv.num_rows:
-                    kv = filter_table(kv, key_pred)  # value columns hold the key values
+                if key_pred is not None:  # row groups pruned by key, rows filtered by key
+                    kv = reader.read_kv(chosen, key_pred)
+                else:
+                    kv = BucketFiles(t, layout, split.partition, split.bucket).read(chosen)
                 levels = {f.level for f in chosen}
                 if len(chosen) > 1 and not (len(levels) == 1 and 0 not in levels):
                     kv = merge_sorted(layout, merge_fn, kv)
