@@ -157,6 +157,10 @@ def _writer_supports(option: str) -> bool:
 # DECIMAL(p <= 18) as INT32/INT64 (pyarrow's default is FIXED_LEN_BYTE_ARRAY for all precisions;
 # a pyarrow without the option keeps that, which Java Paimon cannot read).
 PARQUET_WRITER_OPTIONS = {"store_decimal_as_integer": True} if _writer_supports("store_decimal_as_integer") else {}
+# Column and offset indexes (page min/max and locations), as parquet-mr (Java Paimon's writer)
+# writes by default: readers that skip pages (Java's column-index filter, DuckDB, Spark) use them.
+if _writer_supports("write_page_index"):
+    PARQUET_WRITER_OPTIONS["write_page_index"] = True
 
 
 def _leaf_paths(schema: pa.Schema) -> list[str]:
