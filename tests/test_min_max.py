@@ -142,6 +142,8 @@ def test_schema_evolution(lab):
     t2.write(_rows(range(10, 12), "d1").set_column(1, "i", pa.array([1000, None], pa.int32())).cast(
         t2.schema.arrow_schema()))
     assert t2.min_max("i") == _model(t2.to_arrow(), ["i"])
+    t2.alter(SchemaChange.set_option("fields.i.default-value", "-5"))  # NULLs read as -5
+    assert t2.min_max("i") == _model(t2.to_arrow(), ["i"]) == {"i": MinMax(-5, 1000)}
 
 
 def test_sql_min_max(lab, wh):

@@ -142,6 +142,8 @@ def metadata_min_max(store: FileStore, snapshot: Snapshot, columns: Sequence[str
         root = field.type.root
         if root not in _EXACT and root not in _STRINGS:
             return None
+        if root.startswith("TIMESTAMP") and field.type.precision > 6:
+            return None  # nanoseconds: the decoded bounds are not the read's values
         if bulk and root in _BULK:
             got = _bulk_min_max(store, t, name)
         else:
