@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from paimon_lab.core.file_format import read_file
+from paimon_lab.core.file_format import read_file, read_parquet_late
 from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import DataFileMeta
 from paimon_lab.utils.parallel import WORKERS, thread_map
@@ -90,7 +90,10 @@ class TableRead:
         physical = [by_id[current[n].id].name for n in needed if current[n].id in by_id]
         same_names = all(current[n].id in by_id and by_id[current[n].id].name == n for n in needed)
         expr = predicate.to_expression() if (predicate is not None and same_names) else None
-        data = read_file(t.file_io, path, file.format, physical, file_schema.fields, expr, self.inner_threads)
+        if expr is not None and file.format == "parquet" and predicate.columns() < set(physical):
+            data = read_parquet_late(t.file_io, path, physical, predicate, self.inner_threads)
+        else:
+            data = read_file(t.file_io, path, file.format, physical, file_schema.fields, expr, self.inner_threads)
         columns_out = []
         for name in needed:
             target = current[name]
