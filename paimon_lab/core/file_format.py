@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from paimon_lab.errors import CorruptFileError, DataValidationError, OptionError, UnsupportedTypeError
 from paimon_lab.io.file_io import FileIO
+from paimon_lab.core.predicate import match_mask
 from paimon_lab.core.parquet_int96 import has_nanos, int96_paths, patch_footer, storage_schema, table_to_storage
 from paimon_lab.core.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType
 from paimon_lab.core.types import fields_from_arrow
@@ -466,8 +467,6 @@ def read_parquet_late(file_io: FileIO, path: str, columns: Sequence[str], predic
     for the rest, and the other columns only for the row groups that hold a matching row. A
     selective filter on a file whose row groups all span its range (unsorted data) then decodes
     one or two columns of the file instead of all of them."""
-    from paimon_lab.core.predicate import match_mask
-
     wanted = list(columns)
     keys = sorted(predicate.columns())
     rest = [c for c in wanted if c not in keys]
