@@ -56,7 +56,8 @@ def queries(ctx: Context) -> list[tuple[str, str, list[Cond]]]:
 class _MetadataWorkload(Workload):
     needs_setup = True
     summary = "sum"
-    workload_targets = {"read": 0.1}  # three metadata answers < a tenth of one full scan
+    # three metadata answers (one of them the first, cold plan of the PK table) < half of one full scan
+    workload_targets = {"read": 0.5}
     column: str | None = None  # min_max's column; None: count
 
     def _tables(self, ctx: Context, system) -> dict[str, str]:
