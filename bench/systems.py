@@ -193,6 +193,15 @@ class System:
         """Time travel: the table as of its first commit that wrote data."""
         raise NotImplementedError
 
+    def count(self, table: Any, conds: Sequence[Cond]) -> int:
+        """``count(*)`` of the rows matching ``conds`` (partition conditions), the cheapest way the
+        system offers."""
+        raise NotImplementedError
+
+    def min_max(self, table: Any, column: str, conds: Sequence[Cond]) -> tuple[Any, Any]:
+        """(min, max) of ``column`` over the rows matching ``conds`` (partition conditions)."""
+        raise NotImplementedError
+
     def plan(self, warehouse: str) -> tuple[int, int]:
         """Open the table afresh and plan a full scan: (data files, rows) it would read."""
         raise NotImplementedError
@@ -287,6 +296,12 @@ class PaimonLab(System):
 
     def read_first(self, table):
         return table.to_arrow(snapshot_id=table.snapshots()[0].id)
+
+    def count(self, table, conds):
+        return table.count(filter=filter_sql(conds) if conds else None)
+
+    def min_max(self, table, column, conds):
+        return tuple(table.min_max(column, filter=filter_sql(conds) if conds else None)[column])
 
     def plan(self, warehouse):
         from paimon_lab import Catalog
@@ -402,6 +417,23 @@ class PyPaimon(System):
         builder = builder.with_filter(pb.and_predicates(preds) if len(preds) > 1 else preds[0])
         return builder.new_read().to_arrow(builder.new_scan().plan().splits())
 
+    def _read_columns(self, table, columns, conds):
+        builder = table.new_read_builder()
+        if conds:  # the predicate builder knows only the projected fields: filter first
+            pb = builder.new_predicate_builder()
+            preds = [pb.between(c.column, *c.value) if c.op == "between" else pb.equal(c.column, c.value)
+                     for c in conds]
+            builder = builder.with_filter(pb.and_predicates(preds) if len(preds) > 1 else preds[0])
+        builder = builder.with_projection(list(columns))
+        return builder.new_read().to_arrow(builder.new_scan().plan().splits())
+
+    def count(self, table, conds):
+        return self._read_columns(table, ["id"], conds).num_rows  # pypaimon 2.1 has no count
+
+    def min_max(self, table, column, conds):
+        mm = pc.min_max(self._read_columns(table, [column], conds).column(column))
+        return mm["min"].as_py(), mm["max"].as_py()
+
     def read_first(self, table):
         earliest = table.snapshot_manager().try_get_earliest_snapshot()
         first = earliest.id if earliest is not None else 1
@@ -498,6 +530,17 @@ class PyArrowFloor(System):
         # Row-group statistics let pyarrow skip row groups (and files) that cannot match.
         return ds.dataset(files, format="parquet").to_table(filter=filter_arrow(conds))
 
+    def count(self, table, conds):
+        # From the Parquet footers' row counts where the filter allows (pyarrow.dataset.count_rows).
+        return ds.dataset(self._files(table), format="parquet").count_rows(
+            filter=filter_arrow(conds) if conds else None)
+
+    def min_max(self, table, column, conds):
+        rows = ds.dataset(self._files(table), format="parquet").to_table(
+            columns=[column], filter=filter_arrow(conds) if conds else None)
+        mm = pc.min_max(rows.column(column))
+        return mm["min"].as_py(), mm["max"].as_py()
+
 
 # ----------------------------------------------------------------------------- delta-rs
 
@@ -579,6 +622,44 @@ class DeltaLake(System):
         from deltalake import DeltaTable
 
         return DeltaTable(table, version=1).to_pyarrow_table()
+
+    @staticmethod
+    def _adds(table, conds):
+        """The live files of the Delta log with their statistics, restricted to ``conds`` on
+        partition columns (the log's own metadata: no data file opened)."""
+        from deltalake import DeltaTable
+
+        adds = pa.table(DeltaTable(table).get_add_actions(flatten=True))  # arro3 -> pyarrow
+        for c in conds:
+            column = adds.column(f"partition.{c.column}")
+            adds = adds.filter(pc.equal(column, c.value) if c.op == "=" else
+                               pc.and_(pc.greater_equal(column, c.value[0]), pc.less_equal(column, c.value[1])))
+        return adds
+
+    def count(self, table, conds):
+        adds = self._adds(table, conds)
+        if adds.column("num_records").null_count:
+            from deltalake import DeltaTable
+
+            return DeltaTable(table).to_pyarrow_dataset().count_rows(filter=filter_arrow(conds) if conds else None)
+        return int(pc.sum(adds.column("num_records")).as_py() or 0)
+
+    def min_max(self, table, column, conds):
+        adds = self._adds(table, conds)
+        names = [f"min.{column}", f"max.{column}"]
+        if all(n in adds.column_names for n in names) and pa.types.is_integer(adds.schema.field(names[0]).type):
+            rows = adds.column("num_records").to_numpy(zero_copy_only=False)
+            nulls = adds.column(f"null_count.{column}").to_numpy(zero_copy_only=False)
+            lo, hi = adds.column(names[0]), adds.column(names[1])
+            if not ((lo.is_null().to_numpy(zero_copy_only=False) | hi.is_null().to_numpy(zero_copy_only=False))
+                    & (nulls < rows)).any():  # exact integer stats on every file that has a value
+                return pc.min(lo).as_py(), pc.max(hi).as_py()
+        from deltalake import DeltaTable
+
+        rows = DeltaTable(table).to_pyarrow_table(columns=[column], filters=[
+            (c.column, "=", c.value) for c in conds] or None)
+        mm = pc.min_max(rows.column(column))
+        return mm["min"].as_py(), mm["max"].as_py()
 
     def plan(self, warehouse):
         from deltalake import DeltaTable

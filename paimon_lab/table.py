@@ -24,7 +24,7 @@ from paimon_lab.operation import changes as changelog
 from paimon_lab.operation import expire, partition_expire, row_dml, tag_auto
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.compact import compact
-from paimon_lab.operation.count import metadata_count
+from paimon_lab.operation.count import MinMax, metadata_count, metadata_min_max
 from paimon_lab.operation.scan import ScanPlan, plan_splits, table_scan_target
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.stream import stream
@@ -245,6 +245,30 @@ class Table:
         column = (self.schema.primary_keys or self.schema.field_names)[0]
         return read_table(self.store, [column], predicate, snapshot_id=snap.id if tag is None else None, tag=tag,
                           timestamp_millis=None).num_rows
+
+    def min_max(self, columns: str | Sequence[str], *, filter: FilterLike = None, snapshot_id: int | None = None,
+                tag: str | None = None, timestamp_millis: int | None = None) -> dict[str, MinMax]:
+        """{column: MinMax(min, max)} over the rows :meth:`to_arrow` would return (NULLs skipped;
+        both None when no value). Answered from the files' statistics, without opening a data
+        file, where :mod:`paimon_lab.operation.count` says they are exact; else by reading."""
+        names = [columns] if isinstance(columns, str) else list(columns)
+        for c in names:
+            if c not in self.schema.field_names:
+                raise SchemaError(f"Column '{c}' does not exist; columns are {self.schema.field_names}")
+        snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+        if snap is None:
+            return {c: MinMax(None, None) for c in names}
+        predicate = self._predicate(filter)
+        got = metadata_min_max(self.store, snap, names, predicate)
+        if got is not None:
+            return got
+        rows = read_table(self.store, names, predicate, snapshot_id=snap.id if tag is None else None, tag=tag,
+                          timestamp_millis=None)
+        out = {}
+        for c in names:
+            mm = pc.min_max(rows.column(c))
+            out[c] = MinMax(mm["min"].as_py(), mm["max"].as_py())
+        return out
 
     def to_arrow(self, *, columns: Sequence[str] | None = None, filter: FilterLike = None,
                  snapshot_id: int | None = None, tag: str | None = None,

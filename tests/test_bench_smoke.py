@@ -31,7 +31,8 @@ def test_bench_quick_runs_and_verifies(tmp_path):
     assert doc["ok"] and doc["config"]["rows"] == 20_000
     assert {r["workload"] for r in doc["results"]} >= {
         "append", "read", "pk_upsert", "pk_read", "pk_compact", "point_filter", "pk_delete", "time_travel",
-        "planning", "planning_cold", "planning_first", "memory_bound", "spark", "pk_compact_fresh", "point_filter_sql"}
+        "planning", "planning_cold", "planning_first", "memory_bound", "spark", "pk_compact_fresh", "point_filter_sql",
+        "count", "count_sql", "min_max", "min_max_sql"}
     assert "planning_large" not in {r["workload"] for r in doc["results"]}  # opt-in: not in CI's smoke run
     lab = {r["workload"]: r for r in doc["results"] if r["system"] == "paimon_lab"}
     # The Spark workload is n/a (with the reason) where there is no Java or PySpark >= 4.1.

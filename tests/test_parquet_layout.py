@@ -208,3 +208,17 @@ def test_nested_nanosecond_timestamps_from_sliced_input_with_null_lists(tmp_path
     t.write(data.slice(1))
     t.write(data.slice(0, 1))
     assert t.to_arrow().sort_by("id").equals(data.sort_by("id"))
+
+
+def test_page_indexes_as_parquet_mr_writes_them(lab_catalog):
+    """Column and offset indexes on every column chunk, as Java Paimon's parquet-mr writer does by
+    default (tests/java reads these files back)."""
+    a = lab_catalog.create_table("db.a", _rows(1).schema, partition_keys=["dt"])
+    a.write(_rows(3000))
+    p = lab_catalog.create_table("db.p", _rows(1).schema, primary_keys=["id", "dt"], partition_keys=["dt"],
+                                 options={"bucket": "1"})
+    p.write(_rows(3000))
+    for path in _data_files(a.path) + _data_files(p.path):
+        md = pq.ParquetFile(path).metadata
+        chunks = [md.row_group(g).column(c) for g in range(md.num_row_groups) for c in range(md.num_columns)]
+        assert chunks and all(c.has_column_index and c.has_offset_index for c in chunks), path

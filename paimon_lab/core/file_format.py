@@ -7,12 +7,14 @@ import io
 from decimal import Decimal
 from typing import Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from paimon_lab.errors import CorruptFileError, DataValidationError, OptionError, UnsupportedTypeError
 from paimon_lab.io.file_io import FileIO
+from paimon_lab.core.predicate import match_mask
 from paimon_lab.core.parquet_int96 import has_nanos, int96_paths, patch_footer, storage_schema, table_to_storage
 from paimon_lab.core.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType
 from paimon_lab.core.types import fields_from_arrow
@@ -157,6 +159,10 @@ def _writer_supports(option: str) -> bool:
 # DECIMAL(p <= 18) as INT32/INT64 (pyarrow's default is FIXED_LEN_BYTE_ARRAY for all precisions;
 # a pyarrow without the option keeps that, which Java Paimon cannot read).
 PARQUET_WRITER_OPTIONS = {"store_decimal_as_integer": True} if _writer_supports("store_decimal_as_integer") else {}
+# Column and offset indexes (page min/max and locations), as parquet-mr (Java Paimon's writer)
+# writes by default: readers that skip pages (Java's column-index filter, DuckDB, Spark) use them.
+if _writer_supports("write_page_index"):
+    PARQUET_WRITER_OPTIONS["write_page_index"] = True
 
 
 def _leaf_paths(schema: pa.Schema) -> list[str]:
@@ -451,6 +457,65 @@ def read_file(file_io: FileIO, path: str, fmt: str, columns: Sequence[str] | Non
             raise
         raise CorruptFileError(f"Data file {path} cannot be read: {e}") from None
     return table.filter(filter) if filter is not None else table
+
+
+def read_parquet_late(file_io: FileIO, path: str, columns: Sequence[str], predicate, use_threads: bool = True,
+                      ) -> pa.Table:
+    """The rows of a Parquet file matching ``predicate`` (a :class:`~paimon_lab.core.predicate.Predicate`
+    over the file's column names, which ``columns`` holds with others): late materialization.
+    Row groups whose statistics rule the filter out are skipped, the filter's columns are decoded
+    for the rest, and the other columns only for the row groups that hold a matching row. A
+    selective filter on a file whose row groups all span its range (unsorted data) then decodes
+    one or two columns of the file instead of all of them."""
+    wanted = list(columns)
+    keys = sorted(predicate.columns())
+    rest = [c for c in wanted if c not in keys]
+    try:
+        with file_io.open_input(path) as f:
+            pf = pq.ParquetFile(f)
+            md = pf.metadata
+            groups = [g for g in range(md.num_row_groups) if _row_group_may_match(md, g, keys, predicate)]
+            key_rows = pf.read_row_groups(groups, columns=keys, use_threads=use_threads)
+            mask = match_mask(key_rows, predicate) if key_rows.num_rows else np.zeros(0, dtype=bool)
+            sizes = np.array([md.row_group(g).num_rows for g in groups], dtype=np.int64)
+            starts = np.concatenate([[0], np.cumsum(sizes)])
+            hits = [i for i in range(len(groups)) if mask[starts[i]:starts[i + 1]].any()]
+            rest_rows = pf.read_row_groups([groups[i] for i in hits], columns=rest, use_threads=use_threads) \
+                if rest else None
+    except FileNotFoundError:
+        raise CorruptFileError(f"Data file {path} is missing") from None
+    except (pa.ArrowInvalid, OSError, ValueError) as e:
+        raise CorruptFileError(f"Data file {path} cannot be read: {e}") from None
+    picked = key_rows.filter(pa.array(mask)) if len(mask) else key_rows
+    out = {c: picked.column(c) for c in keys}
+    if rest_rows is not None:
+        sub = np.concatenate([mask[starts[i]:starts[i + 1]] for i in hits]) if hits else np.zeros(0, dtype=bool)
+        rest_rows = rest_rows.filter(pa.array(sub))
+        out.update({c: rest_rows.column(c) for c in rest})
+    return pa.table({c: out[c] for c in wanted})
+
+
+def _row_group_may_match(md, g: int, keys: Sequence[str], predicate) -> bool:
+    """Whether row group ``g``'s statistics of the filter's (top-level, integer or string)
+    columns allow a match; unsure counts as yes."""
+    rg = md.row_group(g)
+    stats = {}
+    for i in range(rg.num_columns):
+        col = rg.column(i)
+        name = col.path_in_schema
+        if name not in keys:
+            continue
+        st = col.statistics
+        if st is None or not st.has_min_max or st.physical_type not in ("INT32", "INT64", "BYTE_ARRAY") \
+                or st.logical_type.type not in ("NONE", "INT", "STRING"):
+            continue
+        stats[name] = (st.min, st.max, st.null_count if st.has_null_count else None)
+    if not stats:
+        return True
+    try:
+        return predicate.may_match(stats, rg.num_rows)
+    except Exception:  # noqa: BLE001 - statistics we cannot compare never prune
+        return True
 
 
 # ----------------------------------------------------------------------------- Avro data files

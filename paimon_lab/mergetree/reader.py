@@ -252,6 +252,26 @@ class MergeReader:
         """The part of ``predicate`` on key columns only: safe to apply before merging."""
         return predicate.restrict(set(self.key_names)) if predicate is not None else None
 
+    def read_kv(self, files: Sequence[DataFileMeta], key_pred: "Predicate") -> pa.Table:
+        """Every KV row of ``files`` (in order) whose key matches ``key_pred``, skipping the Parquet
+        row groups whose key statistics rule it out: a key's versions all share the key, so this is
+        safe before any merge."""
+        names = list(self.layout.arrow_schema.names)
+        parts = []
+        for f in files:
+            r = KVFileReader(self.store, self.layout, self.path(f), f, self.use_threads)
+            try:
+                if not r.prune_row_groups(key_pred):
+                    continue
+                kv = r.read(names)
+            finally:
+                r.close()
+            parts.append(kv.filter(pa.array(match_mask(kv, key_pred))) if kv.num_rows else kv)
+        parts = [p for p in parts if p.num_rows]
+        if not parts:
+            return self.layout.arrow_schema.empty_table()
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
     # ------------------------------------------------------------------ key ranges
     def _key_ranges(self, files: Sequence[DataFileMeta]) -> list[tuple] | None:
         types = self.layout.key_types

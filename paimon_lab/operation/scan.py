@@ -343,7 +343,7 @@ def real_buckets(store: FileStore, live: LiveEntries) -> LiveEntries:
 _NUMERIC_STATS = {"TINYINT": "<i1", "SMALLINT": "<i2", "INT": "<i4", "BIGINT": "<i8", "FLOAT": "<f4", "DOUBLE": "<f8"}
 
 
-def _stats_slot(column: pa.ChunkedArray, pos: int, arity: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+def stats_slot(column: pa.ChunkedArray, pos: int, arity: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
     """Field ``pos`` of every stats row (BinaryRow bytes) of ``column``, decoded in bulk:
     (values, known); unknown where the row is missing or too short or the field is null."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
@@ -387,8 +387,8 @@ def stats_prefilter(store: FileStore, table: pa.Table, predicate: Predicate) -> 
             if dtype is None:
                 slots[name] = None
             else:
-                lo, lo_known = _stats_slot(table.column("_FILE._VALUE_STATS._MIN_VALUES"), pos, len(fields), dtype)
-                hi, hi_known = _stats_slot(table.column("_FILE._VALUE_STATS._MAX_VALUES"), pos, len(fields), dtype)
+                lo, lo_known = stats_slot(table.column("_FILE._VALUE_STATS._MIN_VALUES"), pos, len(fields), dtype)
+                hi, hi_known = stats_slot(table.column("_FILE._VALUE_STATS._MAX_VALUES"), pos, len(fields), dtype)
                 known = eligible & lo_known & hi_known
                 if dtype.startswith("<f"):
                     known &= ~(np.isnan(lo) | np.isnan(hi))

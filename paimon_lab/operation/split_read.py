@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from paimon_lab.core.file_format import read_file
+from paimon_lab.core.file_format import read_file, read_parquet_late
 from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import DataFileMeta
 from paimon_lab.utils.parallel import WORKERS, thread_map
@@ -90,7 +90,10 @@ class TableRead:
         physical = [by_id[current[n].id].name for n in needed if current[n].id in by_id]
         same_names = all(current[n].id in by_id and by_id[current[n].id].name == n for n in needed)
         expr = predicate.to_expression() if (predicate is not None and same_names) else None
-        data = read_file(t.file_io, path, file.format, physical, file_schema.fields, expr, self.inner_threads)
+        if expr is not None and file.format == "parquet" and predicate.columns() < set(physical):
+            data = read_parquet_late(t.file_io, path, physical, predicate, self.inner_threads)
+        else:
+            data = read_file(t.file_io, path, file.format, physical, file_schema.fields, expr, self.inner_threads)
         columns_out = []
         for name in needed:
             target = current[name]
@@ -139,10 +142,11 @@ class TableRead:
             else:
                 # The other engines merge every column; only a single sorted run is not merged
                 # (merging a key's lone row may change it, e.g. a lone retraction of a sum).
-                kv = BucketFiles(t, layout, split.partition, split.bucket).read(chosen)
                 key_pred = reader.key_predicate(self.predicate)
-                if key_pred is not None and kv.num_rows:
-                    kv = filter_table(kv, key_pred)  # value columns hold the key values
+                if key_pred is not None:  # row groups pruned by key, rows filtered by key
+                    kv = reader.read_kv(chosen, key_pred)
+                else:
+                    kv = BucketFiles(t, layout, split.partition, split.bucket).read(chosen)
                 levels = {f.level for f in chosen}
                 if len(chosen) > 1 and not (len(levels) == 1 and 0 not in levels):
                     kv = merge_sorted(layout, merge_fn, kv)

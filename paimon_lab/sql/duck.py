@@ -4,6 +4,7 @@ positioned SqlErrors."""
 from __future__ import annotations
 
 import re
+import threading
 
 import pyarrow as pa
 
@@ -12,24 +13,36 @@ from paimon_lab.sql.errors import SqlError, position
 EXTERNAL_ACCESS = "duckdb.enable_external_access"   # SET it to 'true' for read_csv and friends
 
 
+_DATABASES: dict[bool, object] = {}  # external_access -> the process's locked in-memory database
+_LOCK = threading.Lock()
+
+
 def connect(external_access: bool = False):
     """A fresh DuckDB connection (UTC session time zone, no implicit Python-variable scans, and no
     access to files or the network unless ``external_access``: SQL in a notebook reads Paimon
-    tables, not ``read_csv('/etc/passwd')``). The configuration is locked against SET."""
+    tables, not ``read_csv('/etc/passwd')``). The configuration is locked against SET.
+
+    Opening a DuckDB database costs tens of milliseconds, so each process keeps one locked
+    in-memory database per setting and hands out a new connection to it (``cursor()``, a few
+    microseconds): what a query registers is visible to its own connection only."""
     try:
         import duckdb
     except ImportError:  # pragma: no cover
         raise SqlError("SQL queries need DuckDB: pip install duckdb") from None
-    con = duckdb.connect()
-    for setting in ("SET TimeZone = 'UTC'", "SET python_enable_replacements = false"):
-        try:
-            con.execute(setting)
-        except Exception:  # pragma: no cover - older DuckDB / no ICU
-            pass
-    if not external_access:
-        con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
-    return con
+    with _LOCK:
+        base = _DATABASES.get(external_access)
+        if base is None:
+            base = duckdb.connect()
+            for setting in ("SET GLOBAL TimeZone = 'UTC'", "SET GLOBAL python_enable_replacements = false"):
+                try:
+                    base.execute(setting)
+                except Exception:  # pragma: no cover - older DuckDB / no ICU
+                    pass
+            if not external_access:
+                base.execute("SET enable_external_access = false")
+            base.execute("SET lock_configuration = true")
+            _DATABASES[external_access] = base
+        return base.cursor()
 
 
 def fetch_arrow(con, sql: str) -> pa.Table:

@@ -95,23 +95,31 @@ class Prepared:
             out[r.name] = data
         return out
 
-    def _count_from_metadata(self, con) -> pa.Table | None:
-        """``SELECT count(*) FROM t [WHERE <filter>]`` (count(1) alike, any alias) over one table
-        whose metadata knows the count (see ``Relation.metadata_count``): the answer, else None."""
+    def _aggregate_from_metadata(self, con) -> pa.Table | None:
+        """``SELECT count(*) | min(c) | max(c), ... FROM t [WHERE <filter>]`` (count(1) alike, any
+        aliases) over one table whose metadata knows the answer (see ``Relation.metadata_count`` and
+        ``Relation.metadata_min_max``): the answer, else None."""
         select = self.ast
-        if not isinstance(select, exp.Select) or len(self.rels) != 1 or len(select.expressions) != 1:
+        if not isinstance(select, exp.Select) or len(self.rels) != 1 or not select.expressions:
             return None
         if any(select.args.get(k) for k in ("joins", "group", "having", "qualify", "distinct", "order",
                                               "limit", "offset", "with", "windows")):
             return None
-        agg = select.expressions[0]
-        agg = agg.this if isinstance(agg, exp.Alias) else agg
-        if not isinstance(agg, exp.Count) or agg.args.get("big_int") is False:
-            return None
-        arg = agg.this
-        if not (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string)):
-            return None
         (rel,) = self.rels
+        wanted = []  # per output column: None for count, else ("min" | "max", column)
+        for item in select.expressions:
+            agg = item.this if isinstance(item, exp.Alias) else item
+            if isinstance(agg, exp.Count) and agg.args.get("big_int") is not False:
+                arg = agg.this
+                if not (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string)):
+                    return None
+                wanted.append(None)
+            elif isinstance(agg, (exp.Min, exp.Max)) and isinstance(agg.this, exp.Column) and \
+                    not agg.expressions and agg.this.name.lower() in rel.column_map() and \
+                    agg.this.table in ("", rel.alias, rel.node.name):
+                wanted.append(("min" if isinstance(agg, exp.Min) else "max", rel.column_map()[agg.this.name.lower()]))
+            else:
+                return None
         frm = select.args.get("from") or select.args.get("from_")
         if frm is None or frm.expressions or frm.this is not rel.node:
             return None  # the table must be the direct source (not a subquery or view over it)
@@ -120,19 +128,22 @@ class Prepared:
             ([where.this] if where is not None else [])
         if len(rel.predicates) != len(conjuncts) or not rel.relation.pushdown:
             return None  # some condition could not become a table predicate
+        columns = sorted({w[1] for w in wanted if w is not None})
         try:
-            n = rel.relation.metadata_count(rel.predicate)
+            n = rel.relation.metadata_count(rel.predicate) if None in wanted else None
+            bounds = rel.relation.metadata_min_max(columns, rel.predicate) if columns else {}
         except PaimonLabError as e:
             raise self.rw.node_error(f"Cannot read {rel.relation.describe()}: {e}", rel.node) from e
-        if n is None:
+        if (n is None and None in wanted) or bounds is None:
             return None
-        # DuckDB names and types the column: run the query over an empty table, then fill in n
+        # DuckDB names and types the columns: run the query over an empty table, then fill in
         shape = select.copy()
         shape.set("where", None)
         con.register(rel.name, rel.relation.schema.empty_table())
         empty = fetch_arrow(con, shape.sql(dialect="duckdb"))
-        self.scans = [Scan(rel.relation.describe(), [], _pred_text(rel.predicate), None, n, metadata=True)]
-        return pa.table([pa.array([n], empty.schema.field(0).type)], schema=empty.schema)
+        values = [n if w is None else getattr(bounds[w[1]], w[0]) for w in wanted]
+        self.scans = [Scan(rel.relation.describe(), columns, _pred_text(rel.predicate), None, n, metadata=True)]
+        return pa.table([pa.array([v], f.type) for v, f in zip(values, empty.schema)], schema=empty.schema)
 
     def execute(self, overrides: dict[int, pa.Table] | None = None) -> pa.Table:
         import duckdb  # heavy, imported when a query runs
@@ -141,7 +152,7 @@ class Prepared:
         if not overrides:
             con = connect(self.external_access)
             try:
-                counted = self._count_from_metadata(con)
+                counted = self._aggregate_from_metadata(con)
             except duckdb.Error as e:
                 raise duckdb_error(e, self.rw.original) from None
             finally:

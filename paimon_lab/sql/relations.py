@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_lab.core.predicate import Predicate
-from paimon_lab.operation.count import metadata_count
+from paimon_lab.operation.count import MinMax, metadata_count, metadata_min_max
 
 
 class Relation:
@@ -26,6 +26,10 @@ class Relation:
 
     def metadata_count(self, predicate: Predicate | None) -> int | None:
         """The row count of a filtered read without reading rows, where the source knows it."""
+        return None
+
+    def metadata_min_max(self, columns: list[str], predicate: Predicate | None) -> dict[str, MinMax] | None:
+        """Min/max of columns of a filtered read without reading rows, where the source knows them."""
         return None
 
     def describe(self) -> str:
@@ -87,6 +91,15 @@ class PaimonRelation(Relation):
         if snap is None:
             return 0
         return metadata_count(self.table.store, snap, predicate)
+
+    def metadata_min_max(self, columns: list[str], predicate: Predicate | None) -> dict[str, MinMax] | None:
+        """Min/max of columns of a filtered read from the files' statistics (None: it needs a read)."""
+        if self.read_optimized:
+            return None
+        snap = self.table.snapshot(self.snapshot_id, tag=self.tag, timestamp_millis=self.timestamp_millis)
+        if snap is None:
+            return {c: MinMax(None, None) for c in columns}
+        return metadata_min_max(self.table.store, snap, columns, predicate)
 
     def describe(self) -> str:
         at = []
