@@ -24,6 +24,7 @@ from paimon_lab.mergetree.compact_rewriter import BucketFiles
 from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.compact_strategy import UniversalCompaction
 from paimon_lab.mergetree.merge_engine import merge_function_for
+from paimon_lab.mergetree.lookup_files import LookupFiles
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -71,6 +72,8 @@ class KeyValueFileStoreWrite:
         self.dv_enabled = core.get("deletion-vectors.enabled")
         # Java's "needLookup": level 0 is lifted at every commit and batch reads skip it.
         self.compact_at_commit = needs_lookup(core)
+        # the local sorted copies of data files that level-0 lifts look keys up in
+        self.lookup_files = LookupFiles(store, self.layout) if self.compact_at_commit else None
         self.lookup_wait = core.get("lookup-wait" if "lookup-wait" in core.raw else "changelog-producer.lookup-wait")
         trigger = core.get("num-sorted-run.compaction-trigger")
         self.num_levels = store.num_levels

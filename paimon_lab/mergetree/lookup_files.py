@@ -1,0 +1,273 @@
+"""Local lookup state: each data file's rows sorted by key, kept on local disk.
+
+A lookup-changelog, deletion-vector or first-row commit must find, for the few keys it writes,
+their older versions in the bucket's upper levels. Reading those levels' data files whole makes
+a 100-row commit cost the size of the bucket. As Java's local lookup files, each data file is
+instead decoded once into an uncompressed Arrow IPC file of its key-value rows sorted by key
+(with each row's position in the data file), stored in a local cache directory under the data
+file's name. Data files are immutable, so the copy stays valid; it is memory-mapped, so a lookup
+touches only the pages its binary search and its hits fall on.
+
+The directory is ``$PAIMON_LAB_LOOKUP_CACHE_DIR`` (default ``~/.cache/paimon-lab/lookup``), one
+subdirectory per table path and schema. ``lookup.cache-max-disk-size`` bounds it (least
+recently used files are evicted first), ``lookup.cache-file-retention`` drops files unused for
+longer, ``lookup.cache-max-memory-size`` bounds the open files this process keeps. A cached file
+is trusted only if it names the data file's size and row count; anything else (stale, truncated,
+corrupt) is deleted and rebuilt from the data file.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import threading
+import time
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paimon_lab.core import binary_row
+from paimon_lab.core.manifest import DataFileMeta
+from paimon_lab.utils.arrow import semi_join
+
+if TYPE_CHECKING:
+    from paimon_lab.mergetree.compact_rewriter import BucketFiles
+
+POSITION = "__lookup_pos__"
+_VERSION = b"1"
+_META_SIZE, _META_ROWS, _META_VERSION = b"paimon_lab.file_size", b"paimon_lab.row_count", b"paimon_lab.version"
+
+
+def cache_root() -> str:
+    """Where lookup files live: ``$PAIMON_LAB_LOOKUP_CACHE_DIR`` or ``~/.cache/paimon-lab/lookup``."""
+    return os.environ.get("PAIMON_LAB_LOOKUP_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "paimon-lab", "lookup")
+
+
+class _OpenFiles:
+    """This process's open (memory-mapped) lookup files, least recently used evicted beyond a byte bound."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.files: OrderedDict[str, tuple[pa.Table, int]] = OrderedDict()
+        self.bytes = 0
+
+    def get(self, path: str) -> pa.Table | None:
+        with self.lock:
+            hit = self.files.get(path)
+            if hit is None:
+                return None
+            self.files.move_to_end(path)
+            return hit[0]
+
+    def put(self, path: str, table: pa.Table, size: int, limit: int) -> None:
+        with self.lock:
+            old = self.files.pop(path, None)
+            if old is not None:
+                self.bytes -= old[1]
+            self.files[path] = (table, size)
+            self.bytes += size
+            while self.bytes > limit and len(self.files) > 1:
+                _, (_, dropped) = self.files.popitem(last=False)
+                self.bytes -= dropped
+
+    def forget(self, path: str) -> None:
+        with self.lock:
+            old = self.files.pop(path, None)
+            if old is not None:
+                self.bytes -= old[1]
+
+
+OPEN_FILES = _OpenFiles()
+
+
+class LookupFiles:
+    """The lookup files of one table (one per data file), built on first use and shared by every
+    writer of the table on this machine."""
+
+    def __init__(self, store, layout):
+        self.store, self.layout = store, layout
+        core = store.schema.core
+        self.max_disk = core.get("lookup.cache-max-disk-size")
+        self.retention = core.get("lookup.cache-file-retention")
+        self.max_memory = core.get("lookup.cache-max-memory-size")
+        tag = hashlib.sha1(f"{store.path}\0{store.schema.id}".encode()).hexdigest()[:20]
+        self.directory = os.path.join(cache_root(), tag)
+        self.keys = layout.key_columns
+        self.key_types = layout.key_types
+        self.builds = 0   # data files decoded into lookup files by this object (tests count them)
+        self._swept = False
+
+    # ------------------------------------------------------------------ files
+    def _path(self, f: DataFileMeta) -> str:
+        return os.path.join(self.directory, f.file_name + ".arrow")
+
+    def sorted_rows(self, files: BucketFiles, f: DataFileMeta) -> pa.Table:
+        """The key-value rows of data file ``f`` sorted by key, with their positions in the file
+        (column ``POSITION``); deletion vectors not applied."""
+        path = self._path(f)
+        table = OPEN_FILES.get(path)
+        if table is not None and self._valid(table.schema, f):
+            return table
+        table = self._open(path, f)
+        if table is None:
+            table = self._build(files, f, path)
+        OPEN_FILES.put(path, table, table.nbytes, self.max_memory)
+        return table
+
+    @staticmethod
+    def _valid(schema: pa.Schema, f: DataFileMeta) -> bool:
+        meta = schema.metadata or {}
+        return (meta.get(_META_VERSION) == _VERSION and meta.get(_META_SIZE) == str(f.file_size).encode()
+                and meta.get(_META_ROWS) == str(f.row_count).encode())
+
+    def _open(self, path: str, f: DataFileMeta) -> pa.Table | None:
+        if not os.path.exists(path):
+            return None
+        try:
+            reader = pa.ipc.open_file(pa.memory_map(path, "r"))
+            table = reader.read_all()
+            if not self._valid(table.schema, f) or table.num_rows != f.row_count \
+                    or table.schema.remove_metadata() != self._schema():
+                raise ValueError("stale lookup file")
+            table.validate()
+            os.utime(path)   # the age eviction and retention go by
+            return table
+        except (OSError, ValueError, pa.ArrowException):
+            OPEN_FILES.forget(path)
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+            return None
+
+    def _schema(self) -> pa.Schema:
+        return self.layout.arrow_schema.append(pa.field(POSITION, pa.int64()))
+
+    def _build(self, files: BucketFiles, f: DataFileMeta, path: str) -> pa.Table:
+        kv = files.read_file(f)
+        kv = kv.append_column(POSITION, pa.array(np.arange(kv.num_rows, dtype=np.int64)))
+        order = pc.sort_indices(kv, sort_keys=[(k, "ascending") for k in self.keys] + [(POSITION, "ascending")])
+        kv = kv.take(order).combine_chunks()
+        self.builds += 1
+        meta = {_META_VERSION: _VERSION, _META_SIZE: str(f.file_size).encode(), _META_ROWS: str(f.row_count).encode()}
+        kv = kv.replace_schema_metadata(meta)
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, kv.schema) as writer:
+                writer.write_table(kv, max_chunksize=max(1, kv.num_rows))
+            os.replace(tmp, path)
+            self._evict()
+            return self._open(path, f) or kv
+        except OSError:   # a read-only or full cache disk: the lookup still works, from memory
+            return kv
+
+    def _evict(self) -> None:
+        """Drop lookup files unused for longer than the retention, then the least recently used
+        ones until the directory's tables fit the disk bound."""
+        root = cache_root()
+        try:
+            entries = []
+            for sub in os.scandir(root):
+                if sub.is_dir():
+                    for e in os.scandir(sub.path):
+                        if e.name.endswith(".arrow"):
+                            st = e.stat()
+                            entries.append((st.st_mtime, st.st_size, e.path))
+        except OSError:
+            return
+        now = time.time()
+        keep, total = [], 0
+        for mtime, size, p in sorted(entries, reverse=True):   # newest first
+            expired = self.retention is not None and (now - mtime) * 1000 > self.retention
+            if expired or (self.max_disk is not None and total + size > self.max_disk and keep):
+                OPEN_FILES.forget(p)
+                try:
+                    os.remove(p)
+                except OSError:
+                    pass
+                continue
+            keep.append(p)
+            total += size
+
+    # ------------------------------------------------------------------ lookups
+    def _may_hold(self, f: DataFileMeta, low: tuple, high: tuple) -> bool:
+        try:
+            lo = tuple(binary_row.deserialize(f.min_key, self.key_types))
+            hi = tuple(binary_row.deserialize(f.max_key, self.key_types))
+            return not (hi < low or high < lo)
+        except Exception:  # noqa: BLE001 - undecodable or incomparable key stats: look inside
+            return True
+
+    def lookup(self, files: BucketFiles, candidates: list[DataFileMeta], keys: pa.Table,
+               dvs: dict | None = None) -> list[tuple[DataFileMeta, pa.Table]]:
+        """For each file of ``candidates`` holding any of ``keys`` (distinct key rows): its rows of
+        those keys, in key order, with their positions in the file (``POSITION``); rows deleted
+        in ``dvs`` are left out. Files whose key range misses every key are not opened."""
+        if keys.num_rows == 0 or not candidates:
+            return []
+        keys = keys.select(self.keys)
+        ordered = keys.sort_by([(k, "ascending") for k in self.keys])
+        try:
+            low = tuple(ordered.slice(0, 1).to_pylist()[0].values())
+            high = tuple(ordered.slice(ordered.num_rows - 1, 1).to_pylist()[0].values())
+        except Exception:  # noqa: BLE001
+            low = high = None
+        firsts = pc.unique(keys.column(0)).sort()
+        out = []
+        for f in candidates:
+            if low is not None and not self._may_hold(f, low, high):
+                continue
+            rows = self._find(self.sorted_rows(files, f), firsts, keys)
+            dv = dvs.get(f.file_name) if dvs else None
+            if dv is not None and rows.num_rows and not dv.is_empty():
+                rows = rows.filter(pa.array(~dv.contains(rows.column(POSITION).to_numpy())))
+            if rows.num_rows:
+                out.append((f, rows))
+        return out
+
+    def _find(self, table: pa.Table, firsts: pa.Array, keys: pa.Table) -> pa.Table:
+        """Rows of ``table`` (sorted by key) whose key is in ``keys``: binary search on the first
+        key column for each of ``firsts``, then an exact match on the whole key."""
+        column = table.column(0)
+        if column.num_chunks != 1:
+            column = column.combine_chunks()
+        else:
+            column = column.chunk(0)
+        kind = column.type
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            values = column.to_numpy(zero_copy_only=False)
+            wanted = firsts.to_numpy(zero_copy_only=False)
+            starts = np.searchsorted(values, wanted, "left")
+            ends = np.searchsorted(values, wanted, "right")
+        else:
+            seq = _Values(column)
+            wanted = firsts.to_pylist()
+            starts = np.array([bisect.bisect_left(seq, v) for v in wanted], dtype=np.int64)
+            ends = np.array([bisect.bisect_right(seq, v, lo=int(s)) for v, s in zip(wanted, starts)], dtype=np.int64)
+        hit = ends > starts
+        if not hit.any():
+            return table.schema.empty_table()
+        starts, ends = starts[hit], ends[hit]
+        lengths = ends - starts
+        idx = np.repeat(starts - np.cumsum(np.concatenate(([0], lengths[:-1]))), lengths) + np.arange(lengths.sum())
+        rows = table.take(pa.array(idx))
+        return rows if len(self.keys) == 1 else semi_join(rows, keys, self.keys)
+
+
+class _Values:
+    """An Arrow array as a sequence of Python values, read one at a time (for :mod:`bisect`)."""
+
+    def __init__(self, array: pa.Array):
+        self.array = array
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, i: int):
+        return self.array[i].as_py()
