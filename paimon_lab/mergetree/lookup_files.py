@@ -24,6 +24,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 POSITION = "__lookup_pos__"
 _VERSION = b"1"
-_META_SIZE, _META_ROWS, _META_VERSION = b"paimon_lab.file_size", b"paimon_lab.row_count", b"paimon_lab.version"
+_META_VERSION = b"paimon_lab.version"
 
 
 def cache_root() -> str:
@@ -85,55 +86,52 @@ class _OpenFiles:
 OPEN_FILES = _OpenFiles()
 
 
-class LookupFiles:
-    """The lookup files of one table (one per data file), built on first use and shared by every
-    writer of the table on this machine."""
+def table_cache_directory(store) -> str:
+    """The local cache directory of a table (by its path and current schema)."""
+    tag = hashlib.sha1(f"{store.path}\0{store.schema.id}".encode()).hexdigest()[:20]
+    return os.path.join(cache_root(), tag)
 
-    def __init__(self, store, layout):
-        self.store, self.layout = store, layout
+
+class LocalCache:
+    """Arrow files derived from a table's immutable files, kept on local disk and memory-mapped.
+
+    An entry is trusted only if its stamp (e.g. the source file's size and row count) matches
+    what the caller expects; anything else (stale, truncated, corrupt) is deleted and rebuilt.
+    The table's ``lookup.cache-*`` options bound it."""
+
+    def __init__(self, store):
         core = store.schema.core
         self.max_disk = core.get("lookup.cache-max-disk-size")
         self.retention = core.get("lookup.cache-file-retention")
         self.max_memory = core.get("lookup.cache-max-memory-size")
-        tag = hashlib.sha1(f"{store.path}\0{store.schema.id}".encode()).hexdigest()[:20]
-        self.directory = os.path.join(cache_root(), tag)
-        self.keys = layout.key_columns
-        self.key_types = layout.key_types
-        self.builds = 0   # data files decoded into lookup files by this object (tests count them)
-        self._swept = False
+        self.directory = table_cache_directory(store)
+        self.builds = 0   # entries built (rather than found) by this object: tests count them
 
-    # ------------------------------------------------------------------ files
-    def _path(self, f: DataFileMeta) -> str:
-        return os.path.join(self.directory, f.file_name + ".arrow")
-
-    def sorted_rows(self, files: BucketFiles, f: DataFileMeta) -> pa.Table:
-        """The key-value rows of data file ``f`` sorted by key, with their positions in the file
-        (column ``POSITION``); deletion vectors not applied."""
-        path = self._path(f)
+    def get(self, name: str, stamp: dict, build: Callable[[], pa.Table],
+            check: Callable[[pa.Table], bool] = lambda t: True) -> pa.Table:
+        """The cached table ``name`` carrying ``stamp`` and passing ``check``, else ``build()``
+        stored under it."""
+        path = os.path.join(self.directory, name + ".arrow")
+        meta = {_META_VERSION: _VERSION, **{k.encode(): str(v).encode() for k, v in stamp.items()}}
         table = OPEN_FILES.get(path)
-        if table is not None and self._valid(table.schema, f):
+        if table is not None and _stamped(table.schema, meta) and check(table):
             return table
-        table = self._open(path, f)
+        table = self._open(path, meta, check)
         if table is None:
-            table = self._build(files, f, path)
+            table = build().replace_schema_metadata(meta)
+            self.builds += 1
+            table = self._store(path, table, meta)
         OPEN_FILES.put(path, table, table.nbytes, self.max_memory)
         return table
 
     @staticmethod
-    def _valid(schema: pa.Schema, f: DataFileMeta) -> bool:
-        meta = schema.metadata or {}
-        return (meta.get(_META_VERSION) == _VERSION and meta.get(_META_SIZE) == str(f.file_size).encode()
-                and meta.get(_META_ROWS) == str(f.row_count).encode())
-
-    def _open(self, path: str, f: DataFileMeta) -> pa.Table | None:
+    def _open(path: str, meta: dict, check: Callable[[pa.Table], bool] = lambda t: True) -> pa.Table | None:
         if not os.path.exists(path):
             return None
         try:
-            reader = pa.ipc.open_file(pa.memory_map(path, "r"))
-            table = reader.read_all()
-            if not self._valid(table.schema, f) or table.num_rows != f.row_count \
-                    or table.schema.remove_metadata() != self._schema():
-                raise ValueError("stale lookup file")
+            table = pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
+            if not _stamped(table.schema, meta) or not check(table):
+                raise ValueError("stale local cache file")
             table.validate()
             os.utime(path)   # the age eviction and retention go by
             return table
@@ -145,35 +143,24 @@ class LookupFiles:
                 pass
             return None
 
-    def _schema(self) -> pa.Schema:
-        return self.layout.arrow_schema.append(pa.field(POSITION, pa.int64()))
-
-    def _build(self, files: BucketFiles, f: DataFileMeta, path: str) -> pa.Table:
-        kv = files.read_file(f)
-        kv = kv.append_column(POSITION, pa.array(np.arange(kv.num_rows, dtype=np.int64)))
-        order = pc.sort_indices(kv, sort_keys=[(k, "ascending") for k in self.keys] + [(POSITION, "ascending")])
-        kv = kv.take(order).combine_chunks()
-        self.builds += 1
-        meta = {_META_VERSION: _VERSION, _META_SIZE: str(f.file_size).encode(), _META_ROWS: str(f.row_count).encode()}
-        kv = kv.replace_schema_metadata(meta)
+    def _store(self, path: str, table: pa.Table, meta: dict) -> pa.Table:
         try:
             os.makedirs(self.directory, exist_ok=True)
             tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, kv.schema) as writer:
-                writer.write_table(kv, max_chunksize=max(1, kv.num_rows))
+            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table, max_chunksize=max(1, table.num_rows))
             os.replace(tmp, path)
             self._evict()
-            return self._open(path, f) or kv
+            return self._open(path, meta) or table
         except OSError:   # a read-only or full cache disk: the lookup still works, from memory
-            return kv
+            return table
 
     def _evict(self) -> None:
-        """Drop lookup files unused for longer than the retention, then the least recently used
-        ones until the directory's tables fit the disk bound."""
-        root = cache_root()
+        """Drop cache files unused for longer than the retention, then the least recently used
+        ones until every table's files fit the disk bound."""
         try:
             entries = []
-            for sub in os.scandir(root):
+            for sub in os.scandir(cache_root()):
                 if sub.is_dir():
                     for e in os.scandir(sub.path):
                         if e.name.endswith(".arrow"):
@@ -182,18 +169,51 @@ class LookupFiles:
         except OSError:
             return
         now = time.time()
-        keep, total = [], 0
+        total, kept = 0, 0
         for mtime, size, p in sorted(entries, reverse=True):   # newest first
             expired = self.retention is not None and (now - mtime) * 1000 > self.retention
-            if expired or (self.max_disk is not None and total + size > self.max_disk and keep):
+            if expired or (self.max_disk is not None and total + size > self.max_disk and kept):
                 OPEN_FILES.forget(p)
                 try:
                     os.remove(p)
                 except OSError:
                     pass
                 continue
-            keep.append(p)
+            kept += 1
             total += size
+
+
+def _stamped(schema: pa.Schema, meta: dict) -> bool:
+    have = schema.metadata or {}
+    return all(have.get(k) == v for k, v in meta.items())
+
+
+class LookupFiles:
+    """The lookup files of one table (one per data file), built on first use and shared by every
+    writer of the table on this machine."""
+
+    def __init__(self, store, layout):
+        self.layout = layout
+        self.cache = LocalCache(store)
+        self.keys = layout.key_columns
+        self.key_types = layout.key_types
+
+    @property
+    def builds(self) -> int:
+        return self.cache.builds
+
+    def sorted_rows(self, files: BucketFiles, f: DataFileMeta) -> pa.Table:
+        """The key-value rows of data file ``f`` sorted by key, with their positions in the file
+        (column ``POSITION``); deletion vectors not applied."""
+        def build() -> pa.Table:
+            kv = files.read_file(f)
+            kv = kv.append_column(POSITION, pa.array(np.arange(kv.num_rows, dtype=np.int64)))
+            order = pc.sort_indices(kv, sort_keys=[(k, "ascending") for k in self.keys] + [(POSITION, "ascending")])
+            return kv.take(order).combine_chunks()
+
+        expected = self.layout.arrow_schema.append(pa.field(POSITION, pa.int64()))
+        return self.cache.get(f.file_name, {"file_size": f.file_size, "row_count": f.row_count}, build,
+                              lambda t: t.num_rows == f.row_count and t.schema.remove_metadata().equals(expected))
 
     # ------------------------------------------------------------------ lookups
     def _may_hold(self, f: DataFileMeta, low: tuple, high: tuple) -> bool:
