@@ -243,7 +243,7 @@ class LookupFiles:
         for f in candidates:
             if low is not None and not self._may_hold(f, low, high):
                 continue
-            rows = self._find(self.sorted_rows(files, f), firsts, keys)
+            rows = find_sorted(self.sorted_rows(files, f), firsts, keys, self.keys)
             dv = dvs.get(f.file_name) if dvs else None
             if dv is not None and rows.num_rows and not dv.is_empty():
                 rows = rows.filter(pa.array(~dv.contains(rows.column(POSITION).to_numpy())))
@@ -251,33 +251,34 @@ class LookupFiles:
                 out.append((f, rows))
         return out
 
-    def _find(self, table: pa.Table, firsts: pa.Array, keys: pa.Table) -> pa.Table:
-        """Rows of ``table`` (sorted by key) whose key is in ``keys``: binary search on the first
-        key column for each of ``firsts``, then an exact match on the whole key."""
-        column = table.column(0)
-        if column.num_chunks != 1:
-            column = column.combine_chunks()
-        else:
-            column = column.chunk(0)
-        kind = column.type
-        if pa.types.is_integer(kind) or pa.types.is_floating(kind):
-            values = column.to_numpy(zero_copy_only=False)
-            wanted = firsts.to_numpy(zero_copy_only=False)
-            starts = np.searchsorted(values, wanted, "left")
-            ends = np.searchsorted(values, wanted, "right")
-        else:
-            seq = _Values(column)
-            wanted = firsts.to_pylist()
-            starts = np.array([bisect.bisect_left(seq, v) for v in wanted], dtype=np.int64)
-            ends = np.array([bisect.bisect_right(seq, v, lo=int(s)) for v, s in zip(wanted, starts)], dtype=np.int64)
-        hit = ends > starts
-        if not hit.any():
-            return table.schema.empty_table()
-        starts, ends = starts[hit], ends[hit]
-        lengths = ends - starts
-        idx = np.repeat(starts - np.cumsum(np.concatenate(([0], lengths[:-1]))), lengths) + np.arange(lengths.sum())
-        rows = table.take(pa.array(idx))
-        return rows if len(self.keys) == 1 else semi_join(rows, keys, self.keys)
+def find_sorted(table: pa.Table, firsts: pa.Array, keys: pa.Table, key_names: list[str]) -> pa.Table:
+    """Rows of ``table`` (sorted by ``key_names``, the first of them its first column) whose key
+    is in ``keys``: binary search on the first key column for each of ``firsts`` (the distinct
+    first-column values of ``keys``), then an exact match on the whole key."""
+    column = table.column(0)
+    if column.num_chunks != 1:
+        column = column.combine_chunks()
+    else:
+        column = column.chunk(0)
+    kind = column.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        values = column.to_numpy(zero_copy_only=False)
+        wanted = firsts.to_numpy(zero_copy_only=False)
+        starts = np.searchsorted(values, wanted, "left")
+        ends = np.searchsorted(values, wanted, "right")
+    else:
+        seq = _Values(column)
+        wanted = firsts.to_pylist()
+        starts = np.array([bisect.bisect_left(seq, v) for v in wanted], dtype=np.int64)
+        ends = np.array([bisect.bisect_right(seq, v, lo=int(s)) for v, s in zip(wanted, starts)], dtype=np.int64)
+    hit = ends > starts
+    if not hit.any():
+        return table.schema.empty_table()
+    starts, ends = starts[hit], ends[hit]
+    lengths = ends - starts
+    idx = np.repeat(starts - np.cumsum(np.concatenate(([0], lengths[:-1]))), lengths) + np.arange(lengths.sum())
+    rows = table.take(pa.array(idx))
+    return rows if len(key_names) == 1 else semi_join(rows, keys, key_names)
 
 
 class _Values:

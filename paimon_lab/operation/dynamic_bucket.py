@@ -167,6 +167,8 @@ class DynamicBucketAssigner:
         # cross-partition-update tables: each partition's (key hashes, buckets) read from its data
         # (None: from the HASH index files)
         self.seeds: dict[bytes, tuple[np.ndarray, np.ndarray]] | None = None
+        # cross-partition-update tables routed by their key index: keys per bucket of each partition
+        self.base_counts: dict[bytes, dict[int, int]] | None = None
         self._entries: dict[bytes, list[IndexManifestEntry]] | None = None
         self.namer = FileNamer("index-")
 
@@ -179,8 +181,11 @@ class DynamicBucketAssigner:
                 for e in live_index_entries(self.store, HASH_INDEX, snapshot) if snapshot is not None else []:
                     self._entries.setdefault(e.partition, []).append(e)
             seed = None if self.seeds is None else self.seeds.get(partition, (np.zeros(0, np.int32),) * 2)
+            counts = None
+            if self.base_counts is not None:
+                seed, counts = (np.zeros(0, np.int32),) * 2, self.base_counts.get(partition, {})
             idx = self.partitions[partition] = PartitionIndex(
-                self.store, partition, self._entries.get(partition, []), self.target, seed)
+                self.store, partition, self._entries.get(partition, []), self.target, seed, counts)
         return idx
 
     def index_changes(self) -> dict[tuple[bytes, int], list[IndexManifestEntry]]:
