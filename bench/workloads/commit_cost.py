@@ -132,7 +132,6 @@ class _CommitCost(Workload):
         for i, rows in enumerate(batches):
             with ctx.lap(f"commit{i + 1}"):
                 self._open(wh).write(rows)
-        return None
 
     def _read_back(self, state) -> tuple[pa.Table, pa.Table]:
         wh, batches = state

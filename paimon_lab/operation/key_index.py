@@ -27,8 +27,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_lab.core.key_value import (
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    KeyValueLayout,
+    is_retract,
+)
 from paimon_lab.core.manifest import ADD
-from paimon_lab.core.key_value import SEQUENCE_NUMBER, VALUE_KIND, KeyValueLayout, is_retract
+from paimon_lab.errors import CorruptFileError, SnapshotNotExistError
 from paimon_lab.mergetree.compact_rewriter import BucketFiles
 from paimon_lab.mergetree.lookup_files import LocalCache, find_sorted
 from paimon_lab.utils.arrow import semi_join
@@ -47,7 +53,7 @@ class _Missing(Exception):
     """A cache entry that is not there and cannot be rebuilt from its name alone."""
 
 
-def _ident(snapshot: "Snapshot") -> str:
+def _ident(snapshot: Snapshot) -> str:
     return hashlib.sha1(str(snapshot.delta_manifest_list).encode()).hexdigest()[:12]
 
 
@@ -55,7 +61,7 @@ class KeyIndex:
     """The key index of a cross-partition-update table as of one snapshot, plus this writer's own
     changes. ``bootstrap(snapshot)`` gives every live key's location read from the data."""
 
-    def __init__(self, store: "FileStore", layout: KeyValueLayout, bootstrap: Callable[["Snapshot"], pa.Table]):
+    def __init__(self, store: FileStore, layout: KeyValueLayout, bootstrap: Callable[[Snapshot], pa.Table]):
         self.store, self.layout = store, layout
         self.pk = list(store.schema.primary_keys)
         self.parts = [k for k in store.schema.partition_keys if k not in self.pk]
@@ -74,7 +80,7 @@ class KeyIndex:
     def _empty_overlay(self, schema: pa.Schema) -> pa.Table:
         return schema.append(pa.field(_ALIVE, pa.bool_())).empty_table()
 
-    def load(self, snapshot: "Snapshot | None") -> "KeyIndex":
+    def load(self, snapshot: Snapshot | None) -> KeyIndex:
         if snapshot is None:
             self.base = None
             self.overlay = None
@@ -88,8 +94,8 @@ class KeyIndex:
                 if sid < snapshot.id and self._replay(sid, snapshot):
                     self._save(snapshot)
                 return self
-            except _Missing:
-                pass
+            except (_Missing, CorruptFileError, FileNotFoundError):
+                pass   # no way from the saved state to this snapshot: bootstrap
         self._rebuild(snapshot)
         return self
 
@@ -98,7 +104,7 @@ class KeyIndex:
             raise _Missing(name)
         return self.cache.get(name, {"kind": "key-index"}, missing)
 
-    def _saved_state(self, snapshot: "Snapshot") -> tuple[int, str, pa.Table] | None:
+    def _saved_state(self, snapshot: Snapshot) -> tuple[int, str, pa.Table] | None:
         """(snapshot id, base name, overlay) of the newest saved state this snapshot descends from."""
         try:
             names = os.listdir(self.cache.directory)
@@ -114,9 +120,9 @@ class KeyIndex:
         for sid, ident, base_name, name in sorted(states, reverse=True)[:4]:
             try:
                 snap = snapshot if sid == snapshot.id else sm.snapshot(sid)
-            except Exception:  # noqa: BLE001 - expired or unreadable: that state is of no use
-                continue
-            if _ident(snap) != ident:
+            except (SnapshotNotExistError, CorruptFileError):
+                snap = None   # expired or unreadable: that state is of no use
+            if snap is None or _ident(snap) != ident:
                 continue
             try:
                 return sid, base_name, self._get(name)
@@ -124,20 +130,20 @@ class KeyIndex:
                 continue
         return None
 
-    def _rebuild(self, snapshot: "Snapshot") -> None:
+    def _rebuild(self, snapshot: Snapshot) -> None:
         self.bootstraps += 1
         located = self._columns(self.bootstrap(snapshot))
         self.overlay = self._empty_overlay(located.schema)
         self._new_base(snapshot, located)
         self._save(snapshot)
 
-    def _new_base(self, snapshot: "Snapshot", located: pa.Table) -> None:
+    def _new_base(self, snapshot: Snapshot, located: pa.Table) -> None:
         located = located.sort_by([(k, "ascending") for k in self.pk]).combine_chunks()
         name = f"keybase-{snapshot.id}-{_ident(snapshot)}"
         self.base = self.cache.get(name, {"kind": "key-index"}, lambda: located)
         self.base_name = name
 
-    def _save(self, snapshot: "Snapshot") -> None:
+    def _save(self, snapshot: Snapshot) -> None:
         if self.overlay.num_rows > max(_MIN_MERGE, self.base.num_rows // 10):
             alive = self.overlay.filter(self.overlay.column(_ALIVE)).drop_columns([_ALIVE])
             kept = semi_join(self.base, self.overlay, self.pk, anti=True)
@@ -172,7 +178,7 @@ class KeyIndex:
                 pass
 
     # ------------------------------------------------------------------ replay
-    def _replay(self, since: int, snapshot: "Snapshot") -> bool:
+    def _replay(self, since: int, snapshot: Snapshot) -> bool:
         """Apply the APPEND commits after ``since`` up to ``snapshot``; True if anything changed.
         Raises _Missing when a commit cannot be replayed (expired, or an OVERWRITE)."""
         sm = self.store.snapshot_manager
@@ -180,7 +186,7 @@ class KeyIndex:
         for sid in range(since + 1, snapshot.id + 1):
             try:
                 snap = snapshot if sid == snapshot.id else sm.snapshot(sid)
-            except Exception:  # noqa: BLE001
+            except (SnapshotNotExistError, CorruptFileError):
                 raise _Missing(f"snapshot {sid}") from None
             if snap.commit_kind == "OVERWRITE":
                 raise _Missing("an overwrite")
@@ -192,7 +198,7 @@ class KeyIndex:
                 changed = True
         return changed or since != snapshot.id
 
-    def _delta_rows(self, snap: "Snapshot") -> pa.Table:
+    def _delta_rows(self, snap: Snapshot) -> pa.Table:
         """(key, partition, bucket, sequence, kind) of the rows one commit added."""
         mio = self.store.manifest_io
         codec = self.store.partition_codec
