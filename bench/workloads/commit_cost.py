@@ -19,7 +19,8 @@ as ``planning``'s; the local lookup files live in ``<cache dir>/lookup-files``. 
 laps an untimed upsert brings the local state (lookup files, key index) up to date, as a writer
 that committed before would find it. Timed: five commits, each of 100 rows (90 existing keys
 with new values, 10 new keys) from a freshly opened table; the run's time is their median.
-Verified: a read of the last commit's ids returns exactly its rows.
+Verified: a read of the last commit's ids returns exactly its rows. Opt-in: run only when
+named with ``--only``.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ class _CommitCost(Workload):
     needs_setup = True
     systems = (LAB,)
     max_repeat = 3
+    opt_in = True   # 8 workloads with big tables to build: run when named (--only commit_cost_...)
 
     def _size(self, ctx: Context) -> int:
         return ctx.rows * self.scale

@@ -79,8 +79,7 @@ class PartitionIndex:
                     raise CorruptFileError(f"Hash index file {path} is missing") from None
                 return pa.table({"hash": np.sort(h)})
 
-            table = cache.get("hash-" + meta.file_name, {"file_size": meta.file_size, "row_count": meta.row_count},
-                              build, lambda t, n=meta.row_count: t.num_rows == n and t.schema.types == [pa.int32()])
+            table = _cached_hashes(cache, meta, build)
             column = table.column(0)
             self.sorted[bucket] = (column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()).to_numpy()
         self._loaded = True
@@ -139,9 +138,12 @@ class PartitionIndex:
     def index_changes(self, namer: FileNamer) -> list[IndexManifestEntry]:
         """Write a new HASH file for every bucket that gained keys; DELETE the old ones."""
         self._load()
+        cache = LocalCache(self.store)
         out = []
         for bucket in sorted(self.added):
-            hashes = np.sort(np.concatenate([self.sorted.get(bucket, np.zeros(0, np.int32))] + self.added[bucket]))
+            old = self.sorted.get(bucket, np.zeros(0, np.int32))
+            new = np.sort(np.concatenate(self.added[bucket]))
+            hashes = np.insert(old, np.searchsorted(old, new), new)   # still sorted, no full sort
             data = write_hash_index(hashes)
             name = namer.next()
             self.store.file_io.write_bytes(join(self.store.path, "index", name), data)
@@ -149,11 +151,19 @@ class PartitionIndex:
             if old is not None:
                 out.append(IndexManifestEntry(DELETE, self.partition, bucket, old.index_file))
             entry = IndexManifestEntry(ADD, self.partition, bucket, IndexFileMeta.for_hash(name, len(data), len(hashes)))
+            # the next writer finds this file's hashes sorted in the local cache, as if it had read them
+            _cached_hashes(cache, entry.index_file, lambda h=hashes: pa.table({"hash": h}))
             out.append(entry)
             self.files[bucket] = entry
             self.sorted[bucket] = hashes
         self.added = {}
         return out
+
+
+def _cached_hashes(cache: LocalCache, meta: IndexFileMeta, build) -> pa.Table:
+    """The sorted hashes of HASH index file ``meta`` from the local cache (``build()`` if absent)."""
+    return cache.get("hash-" + meta.file_name, {"file_size": meta.file_size, "row_count": meta.row_count},
+                     build, lambda t, n=meta.row_count: t.num_rows == n and t.schema.types == [pa.int32()])
 
 
 class DynamicBucketAssigner:
