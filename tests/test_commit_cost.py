@@ -249,6 +249,7 @@ def test_a_later_writer_process_reads_no_older_data_file(lab, wh, cache_dir, opt
     t = _model_table(lab, "proc", **options)
     t.write(_rows(range(2000), 0))
     t.compact(full=True)
+    _spoil(cache_dir, "missing")                     # as on a machine that has not seen the table
     bulk = _data_files(t)
     first = _write_in_process(wh, "db.proc", range(0, 2000, 97))
     assert set(first) & bulk                         # the first writer builds the lookup files
@@ -323,6 +324,38 @@ def test_lookup_cache_max_memory_size_bounds_the_open_files(lab, cache_dir):
     lab.drop_table("db.opt")
     _lookup_table_with(lab)
     assert len(OPEN_FILES.files) > 1
+
+
+def test_compaction_output_is_primed_into_the_lookup_files(lab, cache_dir):
+    """The files a lift writes are stored as lookup files from the rows in memory: equal to what
+    decoding the data file gives."""
+    from paimon_lab.mergetree.compact_rewriter import BucketFiles
+    from paimon_lab.mergetree.lookup_files import LookupFiles
+
+    t = _model_table(lab, "prime", **{"changelog-producer": "lookup"})
+    t.write(_rows(range(300), 0))
+    t.write(_rows(range(0, 300, 3), 7))
+    store = t.store
+    primed = {p.name[:-len(".arrow")]: pa.ipc.open_file(pa.memory_map(str(p))).read_all() for p in _cache_files(cache_dir)}
+    entries = _files_by_bucket_entries(t)
+    assert entries and all(e.file.file_name in primed for e in entries if e.file.level > 0)
+    _spoil(cache_dir, "missing")
+    from paimon_lab.core.key_value import KeyValueLayout
+
+    layout = KeyValueLayout(store.schema)
+    lookup = LookupFiles(store, layout)
+    for e in entries:
+        if e.file.level == 0:
+            continue
+        built = lookup.sorted_rows(BucketFiles(store, layout, e.partition, e.bucket), e.file)
+        assert built.replace_schema_metadata(None).equals(primed[e.file.file_name].replace_schema_metadata(None))
+
+
+def _files_by_bucket_entries(t):
+    from paimon_lab.operation.scan import FileStoreScan
+
+    by_bucket = FileStoreScan(t.store).files_by_bucket(t.store.snapshot_manager.latest())
+    return [e for entries in by_bucket.values() for e in entries]
 
 
 def test_cache_directory_is_per_table_path_and_schema(lab, cache_dir):

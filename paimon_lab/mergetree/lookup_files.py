@@ -211,9 +211,21 @@ class LookupFiles:
             order = pc.sort_indices(kv, sort_keys=[(k, "ascending") for k in self.keys] + [(POSITION, "ascending")])
             return kv.take(order).combine_chunks()
 
+        return self._get(f, build)
+
+    def _get(self, f: DataFileMeta, build: Callable[[], pa.Table]) -> pa.Table:
         expected = self.layout.arrow_schema.append(pa.field(POSITION, pa.int64()))
         return self.cache.get(f.file_name, {"file_size": f.file_size, "row_count": f.row_count}, build,
                               lambda t: t.num_rows == f.row_count and t.schema.remove_metadata().equals(expected))
+
+    def prime(self, f: DataFileMeta, rows: pa.Table) -> None:
+        """Store the lookup file of a data file just written from ``rows`` (its rows in file
+        order, sorted by key), as reading it back would build it."""
+        def build() -> pa.Table:
+            kv = rows.select(self.layout.arrow_schema.names).cast(self.layout.arrow_schema)
+            return kv.append_column(POSITION, pa.array(np.arange(kv.num_rows, dtype=np.int64))).combine_chunks()
+
+        self._get(f, build)
 
     # ------------------------------------------------------------------ lookups
     def _may_hold(self, f: DataFileMeta, low: tuple, high: tuple) -> bool:

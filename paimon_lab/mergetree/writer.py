@@ -36,6 +36,7 @@ from paimon_lab.mergetree.compact_strategy import force_level0_unit
 
 
 _BUCKET = "__bucket__"
+_PRIME_MAX_ROWS = 1_000_000   # larger compaction outputs are left for the first lookup to decode
 _KIND = "__kind__"
 _HASH = "__hash__"
 _POS = "__pos__"
@@ -243,6 +244,7 @@ class MergeTreeWriter:
         if before_top is not None:
             self.compact_changelog += self._write_changelog(
                 diff_changelog(self.layout, before_top, drop_retracts(merged), owner.row_deduplicate), output_level)
+        self._prime(merged, written)
         self._replace(files, written)
 
     def _first_row_lift(self, files: list[DataFileMeta], level0: list[DataFileMeta], output_level: int,
@@ -297,7 +299,21 @@ class MergeTreeWriter:
         merged = drop_retracts(merge_sorted(layout, self.owner.merge_fn, concat_kv([old, unit_kv], layout.arrow_schema)))
         if self.owner.changelog_producer == "lookup":
             self._lookup_changelog(level0_kv, concat_kv([old, unit_upper_kv], layout.arrow_schema), unit.output_level)
-        self._replace(unit.files, self.rewriter.write(merged, unit.output_level))
+        written = self.rewriter.write(merged, unit.output_level)
+        self._prime(merged, written)
+        self._replace(unit.files, written)
+
+    def _prime(self, merged: pa.Table | None, written: list[DataFileMeta]) -> None:
+        """Hand the rows just written (in key order, file after file) to the lookup files, so the
+        next lift looks keys up in them without reading the new files back."""
+        lookup = self.owner.lookup_files
+        if lookup is None or merged is None or merged.num_rows > _PRIME_MAX_ROWS \
+                or sum(f.row_count for f in written) != merged.num_rows:
+            return
+        start = 0
+        for f in written:
+            lookup.prime(f, merged.slice(start, f.row_count))
+            start += f.row_count
 
     def _look_up(self, files: list[DataFileMeta], kv: pa.Table) -> list[tuple[DataFileMeta, pa.Table]]:
         """The rows of ``files`` (deletion vectors applied) whose keys occur in ``kv``, per file,
