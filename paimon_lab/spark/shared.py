@@ -203,6 +203,8 @@ class SharedKeyValueWrite(KeyValueFileStoreWrite):
         return messages
 
     def added_hashes(self) -> dict[tuple[bytes, int], np.ndarray]:
+        if self.cross_partition:
+            return {}   # routed by the key index: no HASH index, as Java
         return self.assigner.added() if isinstance(self.assigner, SharedBucketAssigner) else {}
 
 
