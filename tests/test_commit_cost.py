@@ -14,7 +14,7 @@ import textwrap
 import pyarrow as pa
 import pytest
 
-from paimon_lab.mergetree.lookup_files import OPEN_FILES, table_cache_directory
+from paimon_lab.mergetree.lookup_files import _SWEEP, OPEN_FILES, table_cache_directory
 
 SCHEMA = pa.schema([("k", pa.int64()), ("dt", pa.string()), ("v", pa.int64())])
 
@@ -25,6 +25,7 @@ def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("PAIMON_LAB_LOOKUP_CACHE_DIR", str(path))
     OPEN_FILES.files.clear()
     OPEN_FILES.bytes = 0
+    _SWEEP.update(at=float("-inf"), bytes=0)   # as in a fresh process: the first store sweeps
     return path
 
 
@@ -303,6 +304,7 @@ def _unused_files_left(lab, cache_dir, **options) -> int:
     old = 10 ** 9
     for p in _cache_files(cache_dir):
         os.utime(p, (old, old))
+    _SWEEP.update(at=float("-inf"))
     t = lab.get_table("db.opt")
     t.write(_rows(range(100, 110), 3))
     t.write(_rows(range(100, 110), 4))               # new lookup files: the sweep drops the unused ones

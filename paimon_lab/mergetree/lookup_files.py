@@ -84,6 +84,8 @@ class _OpenFiles:
 
 
 OPEN_FILES = _OpenFiles()
+_SWEEP_LOCK = threading.Lock()
+_SWEEP = {"at": float("-inf"), "bytes": 0}   # this process's last sweep, and bytes stored since
 
 
 def table_cache_directory(store) -> str:
@@ -121,7 +123,7 @@ class LocalCache:
             table = build().replace_schema_metadata(meta)
             self.builds += 1
             table = self._store(path, table, meta)
-        OPEN_FILES.put(path, table, table.nbytes, self.max_memory)
+        OPEN_FILES.put(path, table, _resident(table), self.max_memory)
         return table
 
     @staticmethod
@@ -150,12 +152,26 @@ class LocalCache:
             with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
                 writer.write_table(table, max_chunksize=max(1, table.num_rows))
             os.replace(tmp, path)
-            self._evict()
+            self._maybe_evict(os.path.getsize(path))
             return self._open(path, meta) or table
         except OSError:   # a read-only or full cache disk: the lookup still works, from memory
             return table
 
-    def _evict(self) -> None:
+    def _maybe_evict(self, added: int) -> None:
+        """Sweep the cache directory when this process's estimate of it passes the disk bound, or
+        once a minute (at most once per retention) for the retention: a sweep stats every file."""
+        with _SWEEP_LOCK:
+            _SWEEP["bytes"] += added
+            now = time.monotonic()
+            period = min(60.0, self.retention / 1000) if self.retention is not None else None
+            due = (self.max_disk is not None and _SWEEP["bytes"] > self.max_disk) or \
+                (period is not None and now - _SWEEP["at"] >= period)
+            if not due:
+                return
+            _SWEEP["at"] = now
+            _SWEEP["bytes"] = self._evict()
+
+    def _evict(self) -> int:
         """Drop cache files unused for longer than the retention, then the least recently used
         ones until every table's files fit the disk bound."""
         try:
@@ -167,7 +183,7 @@ class LocalCache:
                             st = e.stat()
                             entries.append((st.st_mtime, st.st_size, e.path))
         except OSError:
-            return
+            return 0
         now = time.time()
         total, kept = 0, 0
         for mtime, size, p in sorted(entries, reverse=True):   # newest first
@@ -181,6 +197,18 @@ class LocalCache:
                 continue
             kept += 1
             total += size
+        return total
+
+
+def _resident(table: pa.Table) -> int:
+    """What an open cache table holds in memory: all of it if read into memory; if memory-mapped
+    (its buffers point into the file), the first column, which every binary search walks (the
+    other pages are touched only for the few rows a lookup hits)."""
+    try:
+        mapped = all(b is None or not b.is_mutable for c in table.columns[:1] for ch in c.chunks for b in ch.buffers())
+    except (pa.ArrowException, AttributeError):
+        mapped = False
+    return table.column(0).nbytes if mapped and table.num_columns else table.nbytes
 
 
 def _stamped(schema: pa.Schema, meta: dict) -> bool:
