@@ -14,6 +14,14 @@ if "PAIMON_LAB_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["PAIMON_LAB_CACHE_DIR"], True)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _lookup_cache_dir(tmp_path_factory):
+    """Local lookup files go to a session directory, not the user's ~/.cache."""
+    if "PAIMON_LAB_LOOKUP_CACHE_DIR" not in os.environ:
+        os.environ["PAIMON_LAB_LOOKUP_CACHE_DIR"] = str(tmp_path_factory.mktemp("lookup-cache"))
+    yield
+
+
 @pytest.fixture
 def catalog(tmp_path):
     cat = Catalog(str(tmp_path / "warehouse"))

@@ -46,8 +46,7 @@ def test_deletion_vectors_without_lookup_wait_show_a_commit_after_the_next(lab):
 
 
 def test_cache_knobs_are_declared_with_a_reason_and_validated():
-    knobs = ["lookup.cache-rows", "lookup.hash-load-factor", "lookup.local-file-type", "lookup.cache-max-memory-size",
-             "lookup.cache-max-disk-size", "lookup.cache-file-retention", "lookup.cache-spill-compression",
+    knobs = ["lookup.cache-rows", "lookup.hash-load-factor", "lookup.local-file-type", "lookup.cache-spill-compression",
              "lookup.cache.bloom.filter.enabled", "lookup.cache.bloom.filter.fpp", "lookup.async", "lookup.cache"]
     for key in knobs:
         assert OPTIONS[key].description.startswith("No effect by design")

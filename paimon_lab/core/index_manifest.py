@@ -302,14 +302,18 @@ def _combine_unaware_dv(prev, cur) -> list[IndexManifestEntry]:
 
 def commit_index_changes(file_io: FileIO, table_path: str, previous: str | None,
                          changes: Sequence[IndexManifestEntry], *, bucket_unaware: bool = False,
-                         compression: str = "zstd", namer: FileNamer | None = None) -> str | None:
+                         compression: str = "zstd", namer: FileNamer | None = None,
+                         previous_entries: list[IndexManifestEntry] | None = None) -> str | None:
     """The ``indexManifest`` of a new snapshot: ``previous`` if there are no index changes, else
     the name of a freshly written index manifest with all live entries (Java writes one even if
-    nothing remains live)."""
+    nothing remains live). ``previous_entries``: the entries of ``previous``, if already read."""
     if not changes:
         return previous
     manifest_dir = join(table_path, "manifest")
-    old = read_index_manifest(file_io, join(manifest_dir, previous)) if previous else []
+    if previous_entries is not None:
+        old = previous_entries
+    else:
+        old = read_index_manifest(file_io, join(manifest_dir, previous)) if previous else []
     live = merge_index_entries(old, changes, bucket_unaware=bucket_unaware)
     name = (namer or FileNamer(INDEX_MANIFEST_PREFIX)).next()
     write_index_manifest(file_io, join(manifest_dir, name), live, compression)

@@ -341,11 +341,17 @@ _OPTIONS: list[Option] = [
            "Only 'radical' (lift level 0 at every commit); Java's 'gentle' mode is not implemented."),
     Option("lookup-compact.max-interval", None, _parse_int,
            "Used by Java's 'gentle' lookup-compact only, which paimon-lab refuses: no effect."),
+    Option("lookup.cache-max-disk-size", None, parse_memory,
+           "Bound of the local lookup files (sorted keys of each data file) on this machine's disk; least "
+           "recently used files are evicted beyond it (default unlimited)."),
+    Option("lookup.cache-file-retention", 3_600_000, parse_duration,
+           "Local lookup files unused for longer than this are deleted (rebuilt from the data file when needed)."),
+    Option("lookup.cache-max-memory-size", 256 << 20, parse_memory,
+           "Bound of the lookup files a process keeps open (memory-mapped) between lookups."),
     *(Option(key, None, parse, "No effect by design: a knob of Java's local lookup cache files; "
-             "paimon-lab's lookup reads the older levels' files straight into Arrow and keeps no cache.")
+             "paimon-lab's lookup files are sorted Arrow files and this knob has no counterpart there.")
       for key, parse in (("lookup.local-file-type", _enum("hash", "sort")), ("lookup.hash-load-factor", float),
-                         ("lookup.cache-file-retention", parse_duration), ("lookup.cache-max-disk-size", parse_memory),
-                         ("lookup.cache-max-memory-size", parse_memory), ("lookup.cache-spill-compression", str),
+                         ("lookup.cache-spill-compression", str),
                          ("lookup.cache.bloom.filter.enabled", _parse_bool), ("lookup.cache.bloom.filter.fpp", float),
                          ("lookup.cache.high-priority-pool-ratio", float), ("lookup.cache-rows", _parse_int),
                          ("lookup.merge-buffer-size", parse_memory), ("lookup.merge-records-threshold", _parse_int),

@@ -31,10 +31,12 @@ from paimon_lab.mergetree.compact_rewriter import (BucketFiles, CompactRewriter,
                                           drop_retracts, merge_order, merge_sorted)
 from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.levels import Levels
+from paimon_lab.mergetree.lookup_files import POSITION, LookupFiles
 from paimon_lab.mergetree.compact_strategy import force_level0_unit
 
 
 _BUCKET = "__bucket__"
+_PRIME_MAX_ROWS = 1_000_000   # larger compaction outputs are left for the first lookup to decode
 _KIND = "__kind__"
 _HASH = "__hash__"
 _POS = "__pos__"
@@ -69,6 +71,7 @@ class BucketWriteContext(Protocol):
     compact_at_commit: bool
     lookup_wait: bool
     dv_enabled: bool
+    lookup_files: LookupFiles | None
 
     def deletion_vectors(self, partition: bytes, bucket: int) -> tuple: ...
 
@@ -229,8 +232,10 @@ class MergeTreeWriter:
         level0 = [f for f in files if f.level == 0]
         if owner.changelog_producer == "lookup" and level0:
             upper = [f for f in self.levels.all_files() if f.level > 0]
-            self._lookup_changelog(self.files.read(level0, self.dvs), self.files.read(upper, self.dvs),
-                                   output_level)
+            level0_kv = self.files.read(level0, self.dvs)
+            older = [rows for _, rows in self._look_up(upper, level0_kv)]
+            self._lookup_changelog(level0_kv, concat_kv([r.drop_columns([POSITION]) for r in older],
+                                                        self.layout.arrow_schema), output_level)
         if owner.merge_fn.engine == "first-row" and level0:
             merged, written = self._first_row_lift(files, level0, output_level, drop_delete)
         else:
@@ -239,6 +244,7 @@ class MergeTreeWriter:
         if before_top is not None:
             self.compact_changelog += self._write_changelog(
                 diff_changelog(self.layout, before_top, drop_retracts(merged), owner.row_deduplicate), output_level)
+        self._prime(merged, written)
         self._replace(files, written)
 
     def _first_row_lift(self, files: list[DataFileMeta], level0: list[DataFileMeta], output_level: int,
@@ -251,8 +257,9 @@ class MergeTreeWriter:
         new_kv = self.files.read(level0, self.dvs)
         older = [f for f in self.levels.all_files() if f.level > 0 and f.file_name not in names]
         if older and new_kv.num_rows:
-            existing = self.files.read(older, self.dvs).select(keys)
-            new_kv = semi_join(new_kv, existing, keys, anti=True)
+            existing = [rows.select(keys) for _, rows in self._look_up(older, new_kv)]
+            if existing:
+                new_kv = semi_join(new_kv, pa.concat_tables(existing), keys, anti=True)
         unit_upper = self.files.read([f for f in files if f.level > 0], self.dvs)
         merged = merge_sorted(layout, self.owner.merge_fn, concat_kv([unit_upper, new_kv], layout.arrow_schema))
         if drop_delete:
@@ -281,24 +288,54 @@ class MergeTreeWriter:
         keys = layout.key_columns
         affected = unit_kv.select(keys).group_by(keys, use_threads=False).aggregate([])
         old_parts = []
-        for f in self.levels.all_files():
-            if f.file_name in unit_names or f.level == 0:  # level-0 files left out are newer
-                continue
-            kv = self.files.read_file(f)
-            kv = kv.append_column(_POS, pa.array(np.arange(kv.num_rows), pa.int64()))
-            dv = self.dvs.get(f.file_name)
-            if dv is not None:
-                kv = kv.filter(pa.array(dv.mask(kv.num_rows)))
-            hit = semi_join(kv, affected, keys)
-            if hit.num_rows:
-                self.dvs.setdefault(f.file_name, DeletionVector(bitmap64=self.owner.core.get("deletion-vectors.bitmap64"))).delete(hit.column(_POS).to_numpy())
-                self.dv_changed = True
-                old_parts.append(hit.drop_columns([_POS]))
+        # level-0 files left out of the unit are newer than it
+        others = [f for f in self.levels.all_files() if f.file_name not in unit_names and f.level != 0]
+        bitmap64 = self.owner.core.get("deletion-vectors.bitmap64")
+        for f, hit in self._look_up(others, affected):
+            self.dvs.setdefault(f.file_name, DeletionVector(bitmap64=bitmap64)).delete(hit.column(POSITION).to_numpy())
+            self.dv_changed = True
+            old_parts.append(hit.drop_columns([POSITION]))
         old = concat_kv(old_parts, layout.arrow_schema)
         merged = drop_retracts(merge_sorted(layout, self.owner.merge_fn, concat_kv([old, unit_kv], layout.arrow_schema)))
         if self.owner.changelog_producer == "lookup":
             self._lookup_changelog(level0_kv, concat_kv([old, unit_upper_kv], layout.arrow_schema), unit.output_level)
-        self._replace(unit.files, self.rewriter.write(merged, unit.output_level))
+        written = self.rewriter.write(merged, unit.output_level)
+        self._prime(merged, written)
+        self._replace(unit.files, written)
+
+    def _prime(self, merged: pa.Table | None, written: list[DataFileMeta]) -> None:
+        """Hand the rows just written (in key order, file after file) to the lookup files, so the
+        next lift looks keys up in them without reading the new files back."""
+        lookup = self.owner.lookup_files
+        if lookup is None or merged is None or merged.num_rows > _PRIME_MAX_ROWS \
+                or sum(f.row_count for f in written) != merged.num_rows:
+            return
+        start = 0
+        for f in written:
+            lookup.prime(f, merged.slice(start, f.row_count))
+            start += f.row_count
+
+    def _look_up(self, files: list[DataFileMeta], kv: pa.Table) -> list[tuple[DataFileMeta, pa.Table]]:
+        """The rows of ``files`` (deletion vectors applied) whose keys occur in ``kv``, per file,
+        with their positions: from the local lookup files, without reading the data files whole."""
+        if not files or kv.num_rows == 0:
+            return []
+        keys = self.layout.key_columns
+        affected = kv.select(keys).group_by(keys, use_threads=False).aggregate([])
+        lookup = self.owner.lookup_files
+        if lookup is None:   # a table that never looks up (a full compaction's first-row lift)
+            out = []
+            for f in files:
+                rows = self.files.read_file(f)
+                rows = rows.append_column(POSITION, pa.array(np.arange(rows.num_rows), pa.int64()))
+                dv = self.dvs.get(f.file_name)
+                if dv is not None:
+                    rows = rows.filter(pa.array(dv.mask(rows.num_rows)))
+                rows = semi_join(rows, affected, keys)
+                if rows.num_rows:
+                    out.append((f, rows))
+            return out
+        return lookup.lookup(self.files, files, affected, self.dvs)
 
     def _dv_index_changes(self) -> list:
         """A new deletion-vector index file for this bucket (replacing the old one) if anything changed."""

@@ -23,7 +23,7 @@ from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER, WATERMARK_MIN, Sna
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.store.file_store import MAIN_BRANCH
 from paimon_lab.operation.scan import FileStoreScan
-from paimon_lab.core.index_manifest import IndexManifestEntry, read_index_manifest
+from paimon_lab.core.index_manifest import IndexManifestEntry
 from paimon_lab.core.deletion_vector import DELETION_VECTORS_INDEX
 from paimon_lab.core.index_manifest import HASH_INDEX
 from paimon_lab.operation.rebase import SequenceRebase, check_key_conflicts
@@ -240,7 +240,7 @@ class FileStoreCommit:
         t = self.store
         already = {e.index_file.file_name for e in changes if e.kind != ADD}
         drops = [IndexManifestEntry(1, e.partition, e.bucket, e.index_file)
-                 for e in read_index_manifest(t.file_io, join(t.path, "manifest", latest.index_manifest))
+                 for e in t.index_manifest_entries(latest.index_manifest)
                  if e.partition in partitions and e.index_file.file_name not in already]
         return drops + changes
 
@@ -252,7 +252,7 @@ class FileStoreCommit:
         back), and a new vector must point at a live data file."""
 
         t = self.store
-        live_index = read_index_manifest(t.file_io, join(t.path, "manifest", latest.index_manifest)) \
+        live_index = t.index_manifest_entries(latest.index_manifest) \
             if latest is not None and latest.index_manifest else []
         names = {e.index_file.file_name for e in live_index}
         stale = [e.index_file.file_name for e in index_changes if e.kind != ADD and e.index_file.file_name not in names]
@@ -341,8 +341,9 @@ class FileStoreCommit:
                 changelog_size = mio.write_manifest_list(changelog_name, [meta])
                 written.append(changelog_name)
             previous_index = latest.index_manifest if latest else None
-            index_manifest = commit_index_changes(t.file_io, t.path, previous_index, list(index_changes),
-                                                  compression=t.schema.core.manifest_compression)
+            index_manifest = commit_index_changes(
+                t.file_io, t.path, previous_index, list(index_changes), compression=t.schema.core.manifest_compression,
+                previous_entries=t.index_manifest_entries(previous_index) if previous_index and index_changes else None)
             if index_manifest != previous_index:
                 written.append(index_manifest)
             delta_count = sum(e.file.row_count for e in delta if e.kind == ADD) - \

@@ -15,12 +15,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
+import pyarrow as pa
 
 from paimon_lab.errors import CorruptFileError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.hash_index import read_hash_index, write_hash_index
 from paimon_lab.core.index_manifest import (HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path)
 from paimon_lab.core.manifest import FileNamer
+from paimon_lab.mergetree.lookup_files import LocalCache
 from paimon_lab.store.file_store import live_index_entries
 
 if TYPE_CHECKING:
@@ -41,35 +43,54 @@ def _unique_sorted(values: np.ndarray) -> np.ndarray:
 
 
 class PartitionIndex:
-    """Key hash -> bucket of one partition, with the index files it came from."""
+    """Key hash -> bucket of one partition, with the index files it came from.
+
+    Each bucket's hashes are kept sorted, as read once from its HASH file into the local cache
+    (memory-mapped, keyed by the immutable file's name), so assigning a few keys costs a binary
+    search per bucket rather than reading and sorting the partition's whole index."""
 
     def __init__(self, store: "FileStore", partition: bytes, entries: list[IndexManifestEntry], target_rows: int,
-                 seed: tuple[np.ndarray, np.ndarray] | None = None):
+                 seed: tuple[np.ndarray, np.ndarray] | None = None, base_counts: dict[int, int] | None = None):
         self.store, self.partition, self.target = store, partition, target_rows
         self.files: dict[int, IndexManifestEntry] = {e.bucket: e for e in entries}
-        hashes, buckets = [], []
+        self.sorted: dict[int, np.ndarray] = {}
+        self.seeded = seed is not None
         if seed is not None:  # (key hashes, buckets) known from elsewhere: the files are not read
-            hashes, buckets = [np.asarray(seed[0], np.int32)], [np.asarray(seed[1], np.int32)]
-        for bucket, e in self.files.items() if seed is None else ():
-            path = index_file_path(store.path, e.index_file)
-            try:
-                h = read_hash_index(store.file_io.read_bytes(path))
-            except FileNotFoundError:
-                raise CorruptFileError(f"Hash index file {path} is missing") from None
-            hashes.append(h)
-            buckets.append(np.full(len(h), bucket, dtype=np.int32))
-        self.hashes = np.concatenate(hashes) if hashes else np.zeros(0, np.int32)
-        self.buckets = np.concatenate(buckets) if buckets else np.zeros(0, np.int32)
-        self._sort()
+            hashes, buckets = np.asarray(seed[0], np.int32), np.asarray(seed[1], np.int32)
+            for b in np.unique(buckets):
+                self.sorted[int(b)] = np.sort(hashes[buckets == b])
+        # keys known to live in a bucket whose hashes are not at hand (a cross-partition table's key index)
+        self.base_counts = dict(base_counts or {})
         self.added: dict[int, list[np.ndarray]] = {}
+        self._loaded = self.seeded
 
-    def _sort(self) -> None:
-        order = np.argsort(self.hashes, kind="stable")
-        self.hashes, self.buckets = self.hashes[order], self.buckets[order]
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        cache = LocalCache(self.store)
+        for bucket, e in sorted(self.files.items()):
+            meta = e.index_file
+
+            def build(meta=meta) -> pa.Table:
+                path = index_file_path(self.store.path, meta)
+                try:
+                    h = read_hash_index(self.store.file_io.read_bytes(path))
+                except FileNotFoundError:
+                    raise CorruptFileError(f"Hash index file {path} is missing") from None
+                return pa.table({"hash": np.sort(h)})
+
+            table = _cached_hashes(cache, meta, build)
+            column = table.column(0)
+            self.sorted[bucket] = (column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()).to_numpy()
+        self._loaded = True
 
     def counts(self) -> dict[int, int]:
-        n = np.bincount(self.buckets) if len(self.buckets) else np.zeros(0, np.int64)
-        out = {int(b): int(c) for b, c in enumerate(n) if c}
+        self._load()
+        out = dict(self.base_counts)
+        for b, h in self.sorted.items():
+            out[b] = out.get(b, 0) + len(h)
+        for b, parts in self.added.items():
+            out[b] = out.get(b, 0) + sum(len(p) for p in parts)
         for b in self.files:
             out.setdefault(b, 0)
         return out
@@ -98,25 +119,31 @@ class PartitionIndex:
             new_buckets = np.concatenate(slots)
             for b in np.flatnonzero(np.bincount(new_buckets)):
                 self.added.setdefault(int(b), []).append(new[new_buckets == b])
-            self.hashes = np.concatenate([self.hashes, new])
-            self.buckets = np.concatenate([self.buckets, new_buckets])
-            self._sort()
             known = self._lookup(key_hashes)
         return known
 
     def _lookup(self, key_hashes: np.ndarray) -> np.ndarray:
-        if len(self.hashes) == 0:
-            return np.full(len(key_hashes), -1, dtype=np.int32)
-        pos = np.searchsorted(self.hashes, key_hashes)
-        pos_c = np.minimum(pos, len(self.hashes) - 1)
-        found = self.hashes[pos_c] == key_hashes
-        return np.where(found, self.buckets[pos_c], -1).astype(np.int32)
+        """Each hash's bucket (the lowest bucket holding it), -1 where no bucket does."""
+        self._load()
+        out = np.full(len(key_hashes), -1, dtype=np.int32)
+        groups = [(b, [h]) for b, h in self.sorted.items()] + list(self.added.items())
+        for bucket, parts in sorted(groups, key=lambda g: g[0], reverse=True):
+            for h in parts:
+                if len(h) == 0:
+                    continue
+                pos = np.minimum(np.searchsorted(h, key_hashes), len(h) - 1)
+                out[h[pos] == key_hashes] = bucket
+        return out
 
     def index_changes(self, namer: FileNamer) -> list[IndexManifestEntry]:
         """Write a new HASH file for every bucket that gained keys; DELETE the old ones."""
+        self._load()
+        cache = LocalCache(self.store)
         out = []
         for bucket in sorted(self.added):
-            hashes = self.hashes[self.buckets == bucket]
+            old = self.sorted.get(bucket, np.zeros(0, np.int32))
+            new = np.sort(np.concatenate(self.added[bucket]))
+            hashes = np.insert(old, np.searchsorted(old, new), new)   # still sorted, no full sort
             data = write_hash_index(hashes)
             name = namer.next()
             self.store.file_io.write_bytes(join(self.store.path, "index", name), data)
@@ -124,10 +151,19 @@ class PartitionIndex:
             if old is not None:
                 out.append(IndexManifestEntry(DELETE, self.partition, bucket, old.index_file))
             entry = IndexManifestEntry(ADD, self.partition, bucket, IndexFileMeta.for_hash(name, len(data), len(hashes)))
+            # the next writer finds this file's hashes sorted in the local cache, as if it had read them
+            _cached_hashes(cache, entry.index_file, lambda h=hashes: pa.table({"hash": h}))
             out.append(entry)
             self.files[bucket] = entry
+            self.sorted[bucket] = hashes
         self.added = {}
         return out
+
+
+def _cached_hashes(cache: LocalCache, meta: IndexFileMeta, build) -> pa.Table:
+    """The sorted hashes of HASH index file ``meta`` from the local cache (``build()`` if absent)."""
+    return cache.get("hash-" + meta.file_name, {"file_size": meta.file_size, "row_count": meta.row_count},
+                     build, lambda t, n=meta.row_count: t.num_rows == n and t.schema.types == [pa.int32()])
 
 
 class DynamicBucketAssigner:
@@ -141,6 +177,8 @@ class DynamicBucketAssigner:
         # cross-partition-update tables: each partition's (key hashes, buckets) read from its data
         # (None: from the HASH index files)
         self.seeds: dict[bytes, tuple[np.ndarray, np.ndarray]] | None = None
+        # cross-partition-update tables routed by their key index: keys per bucket of each partition
+        self.base_counts: dict[bytes, dict[int, int]] | None = None
         self._entries: dict[bytes, list[IndexManifestEntry]] | None = None
         self.namer = FileNamer("index-")
 
@@ -153,8 +191,11 @@ class DynamicBucketAssigner:
                 for e in live_index_entries(self.store, HASH_INDEX, snapshot) if snapshot is not None else []:
                     self._entries.setdefault(e.partition, []).append(e)
             seed = None if self.seeds is None else self.seeds.get(partition, (np.zeros(0, np.int32),) * 2)
+            counts = None
+            if self.base_counts is not None:
+                seed, counts = (np.zeros(0, np.int32),) * 2, self.base_counts.get(partition, {})
             idx = self.partitions[partition] = PartitionIndex(
-                self.store, partition, self._entries.get(partition, []), self.target, seed)
+                self.store, partition, self._entries.get(partition, []), self.target, seed, counts)
         return idx
 
     def index_changes(self) -> dict[tuple[bytes, int], list[IndexManifestEntry]]:

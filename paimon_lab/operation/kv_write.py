@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from paimon_lab.core import binary_row
 from paimon_lab.core.bucket_function import bucket_ids
 from paimon_lab.operation.dynamic_bucket import DynamicBucketAssigner
+from paimon_lab.operation.key_index import KeyIndex
 from paimon_lab.store.file_store import load_deletion_vectors
 from paimon_lab.errors import DataValidationError, SchemaError
 from paimon_lab.io.file_io import join
@@ -24,6 +25,7 @@ from paimon_lab.mergetree.compact_rewriter import BucketFiles
 from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.compact_strategy import UniversalCompaction
 from paimon_lab.mergetree.merge_engine import merge_function_for
+from paimon_lab.mergetree.lookup_files import LookupFiles
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -62,7 +64,7 @@ class KeyValueFileStoreWrite:
         self.assigner = DynamicBucketAssigner(store, self.base_snapshot) if self.dynamic else None
         self.cross_partition = self.dynamic and any(
             k not in self.schema.primary_keys for k in self.schema.partition_keys)
-        self._key_locations: pa.Table | None = None
+        self._key_locations: KeyIndex | None = None
         self.bucket_key_types = [f.type for f in self.schema.fields_of(
             self.layout.key_names if self.dynamic else self.schema.bucket_keys)]
         self.changelog_producer = core.get("changelog-producer")
@@ -71,6 +73,8 @@ class KeyValueFileStoreWrite:
         self.dv_enabled = core.get("deletion-vectors.enabled")
         # Java's "needLookup": level 0 is lifted at every commit and batch reads skip it.
         self.compact_at_commit = needs_lookup(core)
+        # the local sorted copies of data files that level-0 lifts look keys up in
+        self.lookup_files = LookupFiles(store, self.layout) if self.compact_at_commit else None
         self.lookup_wait = core.get("lookup-wait" if "lookup-wait" in core.raw else "changelog-producer.lookup-wait")
         trigger = core.get("num-sorted-run.compaction-trigger")
         self.num_levels = store.num_levels
@@ -182,29 +186,34 @@ class KeyValueFileStoreWrite:
         writer.write_level0(part.drop_columns([_KIND, _BUCKET]), part.column(_KIND).to_numpy())
 
     # ------------------------------------------------------------------ cross-partition update
-    def _locations(self) -> pa.Table:
+    def _key_index(self) -> KeyIndex:
+        """Where existing keys live (the local key index as of the base snapshot, plus this
+        write's own flushes)."""
+        if self._key_locations is None:
+            self._key_locations = KeyIndex(self.store, self.layout, self._bootstrap_locations).load(
+                self.base_snapshot())
+        return self._key_locations
+
+    def _bootstrap_locations(self, base: Snapshot) -> pa.Table:
         """Where each existing key lives: its primary key, partition columns and bucket (the
         bucket of the split its row was read from, as Java's IndexBootstrap: Java writes no HASH
-        index for these tables) in the latest snapshot."""
-        if self._key_locations is None:
-            pk = list(self.schema.primary_keys)
-            cols = pk + [k for k in self.schema.partition_keys if k not in pk]
-            base = self.base_snapshot()
-            reader = TableRead(self.store, cols)
-            splits = plan_splits(self.store, base, None) if base is not None else []
-            parts = thread_map(lambda s: reader.read([s]), splits)
-            parts = [p.append_column(_FROM_BUCKET, pa.array(np.full(p.num_rows, s.bucket, np.int32)))
-                     for s, p in zip(splits, parts)]
-            empty = reader.output_schema.empty_table().append_column(_FROM_BUCKET, pa.array([], pa.int32()))
-            located = pa.concat_tables([empty] + parts)
-            if self.store.batch_scan_skips_level0:
-                # The batch read above leaves level 0 out, where the last commit's rows may still
-                # be ('lookup-wait' = false): their keys live there, wherever else they were.
-                level0 = self._level0_locations(splits, cols, empty.schema)
-                if level0.num_rows:
-                    located = pa.concat_tables([semi_join(located, level0, pk, anti=True), level0])
-            self._key_locations = located
-        return self._key_locations
+        index for these tables) in snapshot ``base``, read from the data."""
+        pk = list(self.schema.primary_keys)
+        cols = pk + [k for k in self.schema.partition_keys if k not in pk]
+        reader = TableRead(self.store, cols)
+        splits = plan_splits(self.store, base, None)
+        parts = thread_map(lambda s: reader.read([s]), splits)
+        parts = [p.append_column(_FROM_BUCKET, pa.array(np.full(p.num_rows, s.bucket, np.int32)))
+                 for s, p in zip(splits, parts)]
+        empty = reader.output_schema.empty_table().append_column(_FROM_BUCKET, pa.array([], pa.int32()))
+        located = pa.concat_tables([empty] + parts)
+        if self.store.batch_scan_skips_level0:
+            # The batch read above leaves level 0 out, where the last commit's rows may still
+            # be ('lookup-wait' = false): their keys live there, wherever else they were.
+            level0 = self._level0_locations(splits, cols, empty.schema)
+            if level0.num_rows:
+                located = pa.concat_tables([semi_join(located, level0, pk, anti=True), level0])
+        return located
 
     def _level0_locations(self, splits, cols: list[str], schema: pa.Schema) -> pa.Table:
         """Keys whose newest level-0 row (per bucket) is not a retraction, with their bucket; one
@@ -235,18 +244,15 @@ class KeyValueFileStoreWrite:
     def _seed_assigner(self) -> None:
         """Give every partition's bucket assigner the keys the table's data holds (their hashes and
         buckets), so new keys fill the buckets by their true counts."""
-        if getattr(self.assigner, "seeds", None) is not None:
+        if self.assigner.base_counts is not None:
             return
-        loc = self._locations()
-        seeds = {}
-        if loc.num_rows:
-            hashes = np.asarray(binary_row.hash_codes([loc.column(k) for k in self.layout.key_names],
-                                                      self.bucket_key_types), np.int32)
-            loc = loc.append_column(_HASH, pa.array(hashes, pa.int32()))
-            for partition, part in group_rows(loc, list(self.schema.partition_keys)):
-                seeds[self.store.partition_codec.to_bytes(partition)] = (
-                    part.column(_HASH).to_numpy(), part.column(_FROM_BUCKET).to_numpy())
-        self.assigner.seeds = seeds
+        counts: dict[bytes, dict[int, int]] = {}
+        table = self._key_index().counts()
+        if table.num_rows:
+            for partition, part in group_rows(table, list(self.schema.partition_keys)):
+                counts[self.store.partition_codec.to_bytes(partition)] = dict(
+                    zip(part.column(_FROM_BUCKET).to_pylist(), part.column("n").to_pylist()))
+        self.assigner.base_counts = counts
 
     def _route_cross_partition(self, rows: pa.Table, kinds: np.ndarray) -> tuple[pa.Table, np.ndarray, np.ndarray]:
         """Seed 003's cross-partition update: deduplicate moves a key (a -D in its old partition),
@@ -264,7 +270,8 @@ class KeyValueFileStoreWrite:
         pick = rows.group_by(pk, use_threads=False).aggregate([(_POS, agg)]).column(f"{_POS}_{agg}")
         settled = rows.take(pick).select(pk + parts)
         settled = settled.rename_columns(pk + [f"__to_{p}" for p in parts])
-        old = self._locations().rename_columns(pk + [f"__from_{p}" for p in parts] + [_FROM_BUCKET])
+        old = self._key_index().locate(rows.select(pk))
+        old = old.rename_columns(pk + [f"__from_{p}" for p in parts] + [_FROM_BUCKET])
         # Only keys and positions go through Arrow's join (it carries no nested columns); every row
         # meets exactly one settled and at most one old location, so sorted by position they line up.
         located = (rows.select(pk + [_POS]).join(settled, keys=pk).join(old, keys=pk, join_type="left outer")
@@ -315,11 +322,9 @@ class KeyValueFileStoreWrite:
         return result.drop_columns([_POS, _KIND, _KNOWN]), new_kinds, known
 
     def _remember_locations(self, rows: pa.Table) -> None:
-        pk = list(self.schema.primary_keys)
-        old = self._locations()
-        latest = rows.select(old.column_names[:-1]).append_column(_FROM_BUCKET, rows.column(_BUCKET))
-        kept = semi_join(old, latest, pk, anti=True)
-        self._key_locations = pa.concat_tables([kept.cast(old.schema), latest.cast(old.schema)])
+        index = self._key_index()
+        names = index.pk + index.parts
+        index.remember(rows.select(names).append_column(_FROM_BUCKET, rows.column(_BUCKET)))
 
     def writer(self, partition: bytes, bucket: int) -> MergeTreeWriter:
         key = (partition, bucket)
@@ -392,7 +397,8 @@ class KeyValueFileStoreWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         self.flush()
         full = self._full_compaction_due()
-        index_changes = self.assigner.index_changes() if self.assigner is not None else {}
+        # Java writes no HASH index for cross-partition tables (its key index routes them)
+        index_changes = self.assigner.index_changes() if self.assigner is not None and not self.cross_partition else {}
         out = []
         keys = list(self.writers)
         messages = thread_map(lambda key: self.writers[key].prepare_commit(full), keys)  # compactions, in parallel

@@ -99,8 +99,8 @@ class SharedPartitionIndex(PartitionIndex):
     """A partition's pinned HASH index; new keys are placed by hash alone (see module doc)."""
 
     def __init__(self, store: "FileStore", partition: bytes, entries: list, target_rows: int, new_buckets: int,
-                 seed: tuple[np.ndarray, np.ndarray] | None = None):
-        super().__init__(store, partition, entries, target_rows, seed)
+                 seed: tuple[np.ndarray, np.ndarray] | None = None, base_counts: dict[int, int] | None = None):
+        super().__init__(store, partition, entries, target_rows, seed, base_counts)
         counts = self.counts()
         room = sorted(b for b, c in counts.items() if c < target_rows)
         if not room:
@@ -142,8 +142,11 @@ class SharedBucketAssigner(DynamicBucketAssigner):
                 for e in entries:
                     self._entries.setdefault(e.partition, []).append(e)
             seed = None if self.seeds is None else self.seeds.get(partition, (np.zeros(0, np.int32),) * 2)
+            counts = None
+            if self.base_counts is not None:
+                seed, counts = (np.zeros(0, np.int32),) * 2, self.base_counts.get(partition, {})
             idx = self.partitions[partition] = SharedPartitionIndex(
-                self.store, partition, self._entries.get(partition, []), self.target, self.new_buckets, seed)
+                self.store, partition, self._entries.get(partition, []), self.target, self.new_buckets, seed, counts)
         return idx
 
     def index_changes(self) -> dict:
@@ -200,6 +203,8 @@ class SharedKeyValueWrite(KeyValueFileStoreWrite):
         return messages
 
     def added_hashes(self) -> dict[tuple[bytes, int], np.ndarray]:
+        if self.cross_partition:
+            return {}   # routed by the key index: no HASH index, as Java
         return self.assigner.added() if isinstance(self.assigner, SharedBucketAssigner) else {}
 
 

@@ -90,6 +90,7 @@ class FileStore:
         self._schemas: dict[int, TableSchema] = {}
         self._derived: dict[str, Any] = {}
         self._dv_cache: dict[str, dict] = {}
+        self._index_manifests: dict[str, list[IndexManifestEntry]] = {}
         # The catalog's metastore (Hive), told about changes of the main branch.
         self.metastore: MetastoreSync | None = None
         latest = self.schema_manager.latest()
@@ -244,6 +245,17 @@ class FileStore:
             self._dv_cache[snapshot.index_manifest] = got
         return got
 
+    def index_manifest_entries(self, name: str) -> list[IndexManifestEntry]:
+        """The entries of index manifest ``name`` (cached: its name is unique and it never changes),
+        so a commit that checks, drops and merges index entries reads it once."""
+        got = self._index_manifests.get(name)
+        if got is None:
+            got = read_index_manifest(self.file_io, join(self.path, "manifest", name))
+            if len(self._index_manifests) > 16:
+                self._index_manifests.clear()
+            self._index_manifests[name] = got
+        return list(got)
+
     def __repr__(self) -> str:
         return f"FileStore({self.identifier!r}, path={self.path!r})"
 
@@ -255,7 +267,7 @@ def live_index_entries(store: FileStore, index_type: str | None = None, snapshot
     snap = snapshot if snapshot is not None else store.snapshot_manager.latest()
     if snap is None or not snap.index_manifest:
         return []
-    entries = read_index_manifest(store.file_io, join(store.path, "manifest", snap.index_manifest))
+    entries = store.index_manifest_entries(snap.index_manifest)
     return [e for e in entries if index_type is None or e.index_file.index_type == index_type]
 
 

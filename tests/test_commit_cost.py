@@ -1,0 +1,367 @@
+"""A commit's cost follows the commit (issue #19 item 3): local lookup files, the cached HASH index
+and the cross-partition key index give the same rows whatever state the local cache is in
+(present, missing, stale, corrupt), and a later writer process reuses them instead of reading
+the table's data files again."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pyarrow as pa
+import pytest
+
+from paimon_lab.mergetree.lookup_files import _SWEEP, OPEN_FILES, table_cache_directory
+
+SCHEMA = pa.schema([("k", pa.int64()), ("dt", pa.string()), ("v", pa.int64())])
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    path = tmp_path / "lookup-cache"
+    monkeypatch.setenv("PAIMON_LAB_LOOKUP_CACHE_DIR", str(path))
+    OPEN_FILES.files.clear()
+    OPEN_FILES.bytes = 0
+    _SWEEP.update(at=float("-inf"), bytes=0)   # as in a fresh process: the first store sweeps
+    return path
+
+
+def _rows(keys, v, dt="p1"):
+    keys = list(keys)
+    return pa.table({"k": pa.array(keys, pa.int64()), "dt": [dt] * len(keys), "v": [v + k for k in keys]}, schema=SCHEMA)
+
+
+def _cache_files(cache_dir):
+    return sorted(p for p in cache_dir.rglob("*.arrow"))
+
+
+def _spoil(cache_dir, how: str) -> None:
+    """Put the local cache in state ``how``: 'present' (as left), 'missing', 'corrupt' (garbage
+    bytes), 'truncated', 'stale' (a well-formed file that names another source file size)."""
+    OPEN_FILES.files.clear()
+    OPEN_FILES.bytes = 0
+    for p in _cache_files(cache_dir):
+        if how == "missing":
+            p.unlink()
+        elif how == "corrupt":
+            p.write_bytes(b"not an arrow file" * 50)
+        elif how == "truncated":
+            data = p.read_bytes()
+            p.write_bytes(data[: len(data) // 2])
+        elif how == "stale":
+            table = pa.ipc.open_file(pa.memory_map(str(p))).read_all()
+            meta = dict(table.schema.metadata or {})
+            for key in list(meta):
+                if key != b"paimon_lab.version":
+                    meta[key] = b"12345"
+            table = table.slice(0, 1).replace_schema_metadata(meta)
+            with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+                w.write_table(table)
+
+
+STATES = ["present", "missing", "corrupt", "truncated", "stale"]
+
+
+def _model_table(lab, name, **options):
+    return lab.create_table(f"db.{name}", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                            options={"bucket": "2", **options})
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_lookup_changelog_is_right_whatever_the_cache_state(lab, cache_dir, state):
+    t = _model_table(lab, "lc", **{"changelog-producer": "lookup"})
+    t.write(_rows(range(100), 0))
+    t.write(_rows(range(50, 150), 1000))          # builds the lookup files of the first commit's files
+    assert _cache_files(cache_dir)
+    _spoil(cache_dir, state)
+    before = t.latest_snapshot().id
+    t.write(pa.concat_tables([_rows(range(140, 160), 2000), _rows([3, 4], 0)]), row_kinds=["+U"] * 20 + ["-D"] * 2)
+    got = t.changes(before).to_pylist()
+    by_kind = {}
+    for r in got:
+        by_kind.setdefault(r["rowkind"], set()).add((r["k"], r["v"]))
+    assert by_kind == {
+        "-U": {(k, 1000 + k) for k in range(140, 150)},
+        "+U": {(k, 2000 + k) for k in range(140, 150)},
+        "+I": {(k, 2000 + k) for k in range(150, 160)},
+        "-D": {(3, 3), (4, 4)},
+    }
+    want = {k: (k if k < 50 else 1000 + k) for k in range(150) if k not in (3, 4)}
+    want.update({k: 2000 + k for k in range(140, 160)})
+    assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == want
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize("engine", ["deduplicate", "partial-update", "first-row"])
+def test_deletion_vectors_are_right_whatever_the_cache_state(lab, cache_dir, state, engine):
+    t = _model_table(lab, "dv", **{"deletion-vectors.enabled": "true", "merge-engine": engine})
+    t.write(_rows(range(100), 0))
+    t.write(_rows(range(50, 150), 1000))
+    _spoil(cache_dir, state)
+    t.write(_rows(range(140, 160), 2000))
+    _spoil(cache_dir, state)
+    t.write(_rows(range(10), 3000))
+    if engine == "first-row":
+        want = {k: (k if k < 100 else 1000 + k) for k in range(150)}
+        want.update({k: 2000 + k for k in range(150, 160)})
+    else:
+        want = {k: (k if k < 50 else 1000 + k) for k in range(150)}
+        want.update({k: 2000 + k for k in range(140, 160)})
+        want.update({k: 3000 + k for k in range(10)})
+    assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == want
+    if state in ("corrupt", "truncated", "stale"):   # the files looked up were rebuilt from the data
+        assert any(_valid(p) for p in _cache_files(cache_dir))
+
+
+def _valid(path) -> bool:
+    try:
+        pa.ipc.open_file(pa.memory_map(str(path))).read_all().validate(full=True)
+        return True
+    except pa.ArrowException:
+        return False
+
+
+def _kdv(t):
+    return sorted((r["k"], r["dt"], r["v"]) for r in t.to_arrow().to_pylist())
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_cross_partition_update_is_right_whatever_the_key_index_state(lab, cache_dir, state):
+    t = lab.create_table("db.xp", SCHEMA, primary_keys=["k"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "30"})
+    t.write(_rows(range(100), 0, "p1"))
+    t.write(_rows(range(90, 110), 100, "p2"))      # moves 90..99 to p2, saves the key index
+    model = {k: ("p1", k) for k in range(90)} | {k: ("p2", 100 + k) for k in range(90, 110)}
+    for step, (keys, dt) in enumerate([(range(5), "p2"), (range(95, 100), "p1"), (range(200, 205), "p3")]):
+        _spoil(cache_dir, state)
+        t = lab.get_table("db.xp")
+        t.write(_rows(keys, 1000 * (step + 2), dt))
+        model.update({k: (dt, 1000 * (step + 2) + k) for k in keys})
+        assert _kdv(t) == sorted((k, d, v) for k, (d, v) in model.items())
+    t.write(_rows([7], 0, "p1"), row_kinds=["-D"])
+    model.pop(7)
+    t.write(_rows([7], 5, "p3"))
+    model[7] = ("p3", 12)
+    assert _kdv(t) == sorted((k, d, v) for k, (d, v) in model.items())
+
+
+def test_key_index_of_a_rolled_back_snapshot_is_not_used(lab, cache_dir):
+    """A rollback makes snapshot ids reusable: a key index saved for the old snapshot 3 must not
+    describe the new snapshot 3."""
+    t = lab.create_table("db.xr", SCHEMA, primary_keys=["k"], partition_keys=["dt"], options={"bucket": "-1"})
+    t.write(_rows(range(10), 0, "p1"))
+    t.write(_rows(range(5), 10, "p2"))
+    t.write(_rows([1], 20, "p3"))                   # saves the index as of snapshot 2
+    t.write(_rows([2], 30, "p1"))                   # ... and of snapshot 3
+    t.rollback_to(2)
+    t = lab.get_table("db.xr")
+    t.write(_rows([3], 40, "p3"))                   # a different snapshot 3
+    t = lab.get_table("db.xr")
+    t.write(_rows([1, 3], 50, "p1"))                # builds on the new snapshot 3
+    assert _kdv(t) == sorted([(0, "p2", 10), (1, "p1", 51), (2, "p2", 12), (3, "p1", 53), (4, "p2", 14)]
+                             + [(k, "p1", k) for k in range(5, 10)])
+
+
+@pytest.mark.parametrize("state", ["missing", "corrupt", "stale"])
+def test_dynamic_bucket_keys_stay_in_their_bucket_whatever_the_hash_cache(lab, cache_dir, state):
+    t = lab.create_table("db.dyn", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "40"})
+    t.write(_rows(range(100), 0))
+    t.write(_rows(range(100, 120), 0))
+    assert any(p.name.startswith("hash-") for p in _cache_files(cache_dir))
+    _spoil(cache_dir, state)
+    t = lab.get_table("db.dyn")
+    t.write(_rows(range(0, 120, 3), 500))
+    got = t.to_arrow()
+    assert got.num_rows == 120                     # no key landed in a second bucket
+    assert {r["k"]: r["v"] for r in got.to_pylist()} == {k: (500 + k if k % 3 == 0 else k) for k in range(120)}
+
+
+def test_overwrite_reads_the_index_manifest_once(lab, cache_dir, monkeypatch):
+    from paimon_lab.core import index_manifest
+    from paimon_lab.store import file_store
+
+    t = _model_table(lab, "ow", **{"deletion-vectors.enabled": "true"})
+    t.write(pa.concat_tables([_rows(range(50), 0, "p1"), _rows(range(50), 0, "p2")]))
+    t.write(_rows(range(10), 100, "p1"))            # vectors in p1
+    reads = []
+    real = index_manifest.read_index_manifest
+
+    def counting(file_io, path):
+        reads.append(path)
+        return real(file_io, path)
+
+    monkeypatch.setattr(index_manifest, "read_index_manifest", counting)
+    monkeypatch.setattr(file_store, "read_index_manifest", counting)
+    t = lab.get_table("db.ow")
+    before = t.latest_snapshot().id
+    t.write(_rows(range(5), 7, "p1"), overwrite={"dt": "p1"})
+    assert reads and len(reads) == len(set(reads))   # each index manifest read once
+    assert len(reads) <= t.latest_snapshot().id - before   # one per commit (the overwrite, its lift)
+    assert sorted((r["k"], r["dt"]) for r in t.to_arrow().to_pylist()) == \
+        sorted([(k, "p1") for k in range(5)] + [(k, "p2") for k in range(50)])
+
+
+# ---------------------------------------------------------------------- later writer processes
+
+_WRITER = textwrap.dedent("""
+    import json, sys
+    from paimon_lab import Catalog
+    from paimon_lab.io.file_io import FileIO
+    import pyarrow as pa
+    read = []
+    def counting(real):
+        def opened(self, path, *args, **kwargs):
+            name = path.rsplit("/", 1)[-1]
+            if name.startswith("data-"):
+                read.append(name)
+            return real(self, path, *args, **kwargs)
+        return opened
+    FileIO.open_input = counting(FileIO.open_input)
+    FileIO.read_bytes = counting(FileIO.read_bytes)
+    wh, name, keys, dt = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+    t = Catalog(wh).get_table(name)
+    t.write(pa.table({"k": pa.array(keys, pa.int64()), "dt": [dt] * len(keys), "v": [1] * len(keys)}))
+    print(json.dumps(read))
+""")
+
+
+def _write_in_process(wh, name, keys, dt="p1") -> list[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", _WRITER, wh, name, json.dumps(list(keys)), dt],
+                         capture_output=True, text=True, env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _data_files(t) -> set[str]:
+    """Names of the live data files of the latest snapshot."""
+    from paimon_lab.operation.scan import FileStoreScan
+
+    by_bucket = FileStoreScan(t.store).files_by_bucket(t.store.snapshot_manager.latest())
+    return {e.file.file_name for entries in by_bucket.values() for e in entries}
+
+
+@pytest.mark.parametrize("options", [{"changelog-producer": "lookup"}, {"deletion-vectors.enabled": "true"}],
+                         ids=["lookup", "dv"])
+def test_a_later_writer_process_reads_no_older_data_file(lab, wh, cache_dir, options):
+    t = _model_table(lab, "proc", **options)
+    t.write(_rows(range(2000), 0))
+    t.compact(full=True)
+    _spoil(cache_dir, "missing")                     # as on a machine that has not seen the table
+    bulk = _data_files(t)
+    first = _write_in_process(wh, "db.proc", range(0, 2000, 97))
+    assert set(first) & bulk                         # the first writer builds the lookup files
+    assert bulk <= _data_files(lab.get_table("db.proc"))
+    second = _write_in_process(wh, "db.proc", range(5, 2000, 89))
+    # The second finds them on local disk (it may read the first writer's small new files).
+    assert not set(second) & bulk
+    t = lab.get_table("db.proc")
+    assert t.to_arrow().num_rows == 2000
+
+
+def test_a_later_cross_partition_writer_replays_only_the_new_commit(lab, wh, cache_dir):
+    t = lab.create_table("db.xproc", SCHEMA, primary_keys=["k"], partition_keys=["dt"], options={"bucket": "-1"})
+    t.write(_rows(range(3000), 0, "p1"))
+    bulk = _data_files(t)
+    first = _write_in_process(wh, "db.xproc", [1, 2, 3], "p2")
+    assert set(first) & bulk                         # the first writer bootstraps from the data
+    t = lab.get_table("db.xproc")
+    added = _data_files(t) - bulk
+    second = _write_in_process(wh, "db.xproc", [2, 4000], "p3")
+    assert not set(second) & bulk                    # the second replays the first's commit only
+    assert set(second) <= added | (_data_files(lab.get_table("db.xproc")) - bulk)
+    assert _kdv(lab.get_table("db.xproc")) == sorted(
+        [(k, "p1", k) for k in range(3000) if k not in (1, 2, 3)] + [(1, "p2", 1), (3, "p2", 1), (2, "p3", 1),
+                                                                    (4000, "p3", 1)])
+
+
+# ---------------------------------------------------------------------- lookup.cache-* options
+
+def _lookup_table_with(lab, **options):
+    t = lab.create_table("db.opt", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "4", "changelog-producer": "lookup", **options})
+    t.write(_rows(range(200), 0))
+    t.write(_rows(range(0, 200, 7), 1))
+    t.write(_rows(range(0, 200, 5), 2))
+    return t
+
+
+def test_lookup_cache_max_disk_size_bounds_the_local_files(lab, cache_dir):
+    _lookup_table_with(lab, **{"lookup.cache-max-disk-size": "1 b"})
+    assert len(_cache_files(cache_dir)) == 1         # only the newest one is kept
+
+
+def test_lookup_cache_without_bounds_keeps_every_file(lab, cache_dir):
+    _lookup_table_with(lab)
+    assert len(_cache_files(cache_dir)) > 1
+
+
+def _unused_files_left(lab, cache_dir, **options) -> int:
+    t = _lookup_table_with(lab, **options)
+    old = 10 ** 9
+    for p in _cache_files(cache_dir):
+        os.utime(p, (old, old))
+    _SWEEP.update(at=float("-inf"))
+    t = lab.get_table("db.opt")
+    t.write(_rows(range(100, 110), 3))
+    t.write(_rows(range(100, 110), 4))               # new lookup files: the sweep drops the unused ones
+    left = sum(os.stat(p).st_mtime <= old for p in _cache_files(cache_dir))
+    lab.drop_table("db.opt")
+    return left
+
+
+def test_lookup_cache_file_retention_drops_unused_files(lab, cache_dir):
+    assert _unused_files_left(lab, cache_dir) == 0   # default: 1 h
+    assert _unused_files_left(lab, cache_dir, **{"lookup.cache-file-retention": "100000 d"}) > 0
+
+
+def test_lookup_cache_max_memory_size_bounds_the_open_files(lab, cache_dir):
+    _lookup_table_with(lab, **{"lookup.cache-max-memory-size": "1 b"})
+    assert len(OPEN_FILES.files) == 1
+    OPEN_FILES.files.clear()
+    OPEN_FILES.bytes = 0
+    lab.drop_table("db.opt")
+    _lookup_table_with(lab)
+    assert len(OPEN_FILES.files) > 1
+
+
+def test_compaction_output_is_primed_into_the_lookup_files(lab, cache_dir):
+    """The files a lift writes are stored as lookup files from the rows in memory: equal to what
+    decoding the data file gives."""
+    from paimon_lab.mergetree.compact_rewriter import BucketFiles
+    from paimon_lab.mergetree.lookup_files import LookupFiles
+
+    t = _model_table(lab, "prime", **{"changelog-producer": "lookup"})
+    t.write(_rows(range(300), 0))
+    t.write(_rows(range(0, 300, 3), 7))
+    store = t.store
+    primed = {p.name[:-len(".arrow")]: pa.ipc.open_file(pa.memory_map(str(p))).read_all() for p in _cache_files(cache_dir)}
+    entries = _files_by_bucket_entries(t)
+    assert entries and all(e.file.file_name in primed for e in entries if e.file.level > 0)
+    _spoil(cache_dir, "missing")
+    from paimon_lab.core.key_value import KeyValueLayout
+
+    layout = KeyValueLayout(store.schema)
+    lookup = LookupFiles(store, layout)
+    for e in entries:
+        if e.file.level == 0:
+            continue
+        built = lookup.sorted_rows(BucketFiles(store, layout, e.partition, e.bucket), e.file)
+        assert built.replace_schema_metadata(None).equals(primed[e.file.file_name].replace_schema_metadata(None))
+
+
+def _files_by_bucket_entries(t):
+    from paimon_lab.operation.scan import FileStoreScan
+
+    by_bucket = FileStoreScan(t.store).files_by_bucket(t.store.snapshot_manager.latest())
+    return [e for entries in by_bucket.values() for e in entries]
+
+
+def test_cache_directory_is_per_table_path_and_schema(lab, cache_dir):
+    a = _model_table(lab, "a")
+    b = _model_table(lab, "b")
+    assert table_cache_directory(a.store) != table_cache_directory(b.store)
+    assert str(table_cache_directory(a.store)).startswith(str(cache_dir))
