@@ -42,7 +42,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     workloads = all_workloads()
     p = argparse.ArgumentParser(
         prog="python -m bench",
-        description="Benchmark paimon-lab against pypaimon, delta-rs, pyiceberg and plain pyarrow.\n"
+        description="Benchmark paimon-lab against pypaimon, Java Paimon, pypaimon-rust, delta-rs, pyiceberg and plain\n"
+                    "pyarrow.\n"
                     "Every setup step and run happens in a fresh subprocess; times are medians of\n"
                     "--repeat runs after one (verified) warm-up run. See bench/README.md.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -106,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{w.name:<12} {w.description}")
         for cls in systems.SYSTEMS.values():
             why = cls.available()
-            print(f"system {cls.name:<10} {cls.label}{'  (unavailable: ' + why + ')' if why else ''}")
+            quick = "" if cls.in_quick else "  (not in --quick unless named)"
+            print(f"system {cls.name:<10} {cls.label}{'  (unavailable: ' + why + ')' if why else quick}")
         return EXIT_OK
     if args.report:
         return _report_json(args.report, workloads, args.quick)
@@ -118,6 +120,11 @@ def main(argv: list[str] | None = None) -> int:
         selected = {n: w for n, w in workloads.items()
                     if (n in args.only if args.only else not getattr(w, "opt_in", False))}
     system_names = [n for n in systems.SYSTEMS if not args.systems or n in args.systems]
+    if args.quick and not args.systems:  # slow-starting peers (a JVM per process) only when named
+        left_out = [n for n in system_names if not systems.SYSTEMS[n].in_quick]
+        system_names = [n for n in system_names if n not in left_out]
+        if left_out:
+            _log(f"--quick leaves out {', '.join(left_out)} (name them with --systems to include them)")
 
     info = machine.describe()
     print(machine.summary(info))
