@@ -95,6 +95,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def select_systems(named: list[str] | None, quick: bool) -> tuple[list[str], list[str]]:
+    """(the systems to run, those ``--quick`` leaves out): the ones named, else every system but,
+    with ``--quick``, those slow to start (``in_quick`` False: Java Paimon's JVM per process)."""
+    names = [n for n in systems.SYSTEMS if not named or n in named]
+    left_out = [n for n in names if quick and not named and not systems.SYSTEMS[n].in_quick]
+    return [n for n in names if n not in left_out], left_out
+
+
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -119,12 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         # opt-in workloads (spark_cluster: starts a Spark cluster) run only when --only names them
         selected = {n: w for n, w in workloads.items()
                     if (n in args.only if args.only else not getattr(w, "opt_in", False))}
-    system_names = [n for n in systems.SYSTEMS if not args.systems or n in args.systems]
-    if args.quick and not args.systems:  # slow-starting peers (a JVM per process) only when named
-        left_out = [n for n in system_names if not systems.SYSTEMS[n].in_quick]
-        system_names = [n for n in system_names if n not in left_out]
-        if left_out:
-            _log(f"--quick leaves out {', '.join(left_out)} (name them with --systems to include them)")
+    system_names, left_out = select_systems(args.systems, args.quick)
+    if left_out:
+        _log(f"--quick leaves out {', '.join(left_out)} (name them with --systems to include them)")
 
     info = machine.describe()
     print(machine.summary(info))
