@@ -126,6 +126,14 @@ class PyPaimonRust(System):
         builder.with_filter(predicate(conds))
         return self._read(builder)
 
+    def count_rows(self, table, conds: Sequence[Cond] = ()) -> int:
+        """Rows matching ``conds`` (all rows without): a read of the first column, counted."""
+        builder = table.new_read_builder()
+        builder.with_projection([data.SCHEMA.names[0]])
+        if conds:
+            builder.with_filter(predicate(conds))
+        return sum(b.num_rows for b in builder.new_read().read(builder.new_scan().plan().splits()))
+
     def read_first(self, table):
         first = min(s.id() for s in table.list_snapshots())
         return self._read(table.new_read_builder({"scan.snapshot-id": str(first)}))
@@ -174,6 +182,12 @@ class PyPaimonRustSql(System):
     def read_filtered(self, table, conds):
         ctx, name = table
         return _table(ctx.sql(f"SELECT * FROM {name} WHERE {filter_sql(conds)}"))
+
+    def count_rows(self, table, conds: Sequence[Cond] = ()) -> int:
+        """``SELECT count(*) FROM t [WHERE ...]``."""
+        ctx, name = table
+        where = f" WHERE {filter_sql(conds)}" if conds else ""
+        return int(ctx.sql(f"SELECT count(*) FROM {name}{where}")[0].column(0)[0].as_py())
 
     def sql_session(self, catalogs):
         ctx = _context(catalogs)

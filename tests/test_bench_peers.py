@@ -102,6 +102,7 @@ def test_pypaimon_rust_reads_and_filters_a_paimon_lab_table(tmp_path):
         table = system.open(str(tmp_path))
         assert not data.fingerprint(rows).diff(data.fingerprint_like(system.read(table), data.fingerprint(rows)))
         assert not model.diff(data.fingerprint_like(system.read_filtered(table, conds), model))
+        assert system.count_rows(table, conds) == model.rows and system.count_rows(table) == rows.num_rows
 
 
 @pytest.mark.java
