@@ -95,6 +95,8 @@ class System:
     # reads back the tables other systems of its format wrote (verification; False where that
     # costs a runtime start per read-back, or duplicates another reader)
     reads_others = True
+    # readers of the same format that cannot read this system's tables (name -> why)
+    not_read_by: dict[str, str] = {}
 
     @classmethod
     def lacks(cls, operation: str) -> str | None:
@@ -795,7 +797,7 @@ def readers_of(system: System) -> list[str]:
     (Paimon: paimon-lab, pypaimon and pypaimon-rust read each other's tables), by name."""
     return [name for name, cls in SYSTEMS.items()
             if name == system.name or (cls.table_format == system.table_format and cls.reads_others
-                                       and cls.available() is None)]
+                                       and name not in system.not_read_by and cls.available() is None)]
 
 
 # Peers in modules of their own (they subclass System, hence imported here, after it).

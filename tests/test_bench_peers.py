@@ -88,6 +88,15 @@ def test_quick_leaves_java_out_unless_named():
     assert cli.select_systems(["paimon_lab", "java_paimon"], quick=True) == (["paimon_lab", "java_paimon"], [])
 
 
+def test_readers_of_java_tables_leave_out_pypaimon(monkeypatch):
+    """pypaimon 2.1.0 cannot read Java Paimon 0.9's manifests: it does not verify Java's tables."""
+    from bench.javapaimon import JavaPaimon
+
+    monkeypatch.setattr(systems.PyPaimon, "available", classmethod(lambda cls: None))
+    assert "pypaimon" in systems.readers_of(systems.PaimonLab())
+    assert "pypaimon" not in systems.readers_of(JavaPaimon()) and "paimon_lab" in systems.readers_of(JavaPaimon())
+
+
 def test_pypaimon_rust_reads_and_filters_a_paimon_lab_table(tmp_path):
     pytest.importorskip("pypaimon_rust")
     from bench.pypaimonrust import PyPaimonRust, PyPaimonRustSql, predicate
