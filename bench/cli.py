@@ -42,7 +42,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     workloads = all_workloads()
     p = argparse.ArgumentParser(
         prog="python -m bench",
-        description="Benchmark paimon-lab against pypaimon, delta-rs, pyiceberg and plain pyarrow.\n"
+        description="Benchmark paimon-lab against pypaimon, Java Paimon, pypaimon-rust, delta-rs, pyiceberg and plain\n"
+                    "pyarrow.\n"
                     "Every setup step and run happens in a fresh subprocess; times are medians of\n"
                     "--repeat runs after one (verified) warm-up run. See bench/README.md.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -94,6 +95,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def select_systems(named: list[str] | None, quick: bool) -> tuple[list[str], list[str]]:
+    """(the systems to run, those ``--quick`` leaves out): the ones named, else every system but,
+    with ``--quick``, those slow to start (``in_quick`` False: Java Paimon's JVM per process)."""
+    names = [n for n in systems.SYSTEMS if not named or n in named]
+    left_out = [n for n in names if quick and not named and not systems.SYSTEMS[n].in_quick]
+    return [n for n in names if n not in left_out], left_out
+
+
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -106,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{w.name:<12} {w.description}")
         for cls in systems.SYSTEMS.values():
             why = cls.available()
-            print(f"system {cls.name:<10} {cls.label}{'  (unavailable: ' + why + ')' if why else ''}")
+            quick = "" if cls.in_quick else "  (not in --quick unless named)"
+            print(f"system {cls.name:<10} {cls.label}{'  (unavailable: ' + why + ')' if why else quick}")
         return EXIT_OK
     if args.report:
         return _report_json(args.report, workloads, args.quick)
@@ -117,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         # opt-in workloads (spark_cluster: starts a Spark cluster) run only when --only names them
         selected = {n: w for n, w in workloads.items()
                     if (n in args.only if args.only else not getattr(w, "opt_in", False))}
-    system_names = [n for n in systems.SYSTEMS if not args.systems or n in args.systems]
+    system_names, left_out = select_systems(args.systems, args.quick)
+    if left_out:
+        _log(f"--quick leaves out {', '.join(left_out)} (name them with --systems to include them)")
 
     info = machine.describe()
     print(machine.summary(info))

@@ -10,7 +10,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-LIBRARIES = ("pyarrow", "numpy", "pandas", "pypaimon", "deltalake", "pyiceberg", "pyspark", "paimon-lab")
+LIBRARIES = ("pyarrow", "numpy", "pandas", "pypaimon", "pypaimon-rust", "java-paimon", "deltalake", "pyiceberg",
+             "pyspark", "paimon-lab")
 
 
 def _cpu_model() -> str:
@@ -40,6 +41,10 @@ def _lib_version(name: str) -> str:
         from .systems import PyPaimon
 
         return PyPaimon.version() + ("" if PyPaimon.runs_here() else f" ({PyPaimon.python()})")
+    if name == "java-paimon":  # the shared Java oracle's bundle (see bench.javapaimon)
+        from .javapaimon import JavaPaimon
+
+        return JavaPaimon.version()
     try:
         return version(name)
     except PackageNotFoundError:

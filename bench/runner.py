@@ -34,6 +34,9 @@ class Run:
     laps: dict = field(default_factory=dict)  # step name -> seconds (multi-step workloads)
     total_seconds: float | None = None        # the whole run when it has laps
     setup_seconds: float | None = None        # the untimed setup done in the warm-up's process
+    # a system timed inside its own runtime (Java Paimon): the worker's own wall time of the run
+    # (with moving rows in and out of the JVM) and the JVM's heap peak
+    inside: dict = field(default_factory=dict)
 
     @property
     def op_delta(self) -> int | None:
@@ -152,7 +155,7 @@ def _spawn(spec: dict, timeout: float, python: str | None = None) -> Run:
     run = Run(report.get("status", "error"), report.get("seconds"), report.get("rss_before"),
               report.get("peak_rss"), maxrss, report.get("cpu_seconds"), report.get("errors", []),
               report.get("fingerprints", {}), report.get("laps", {}), report.get("total_seconds"),
-              report.get("setup_seconds"))
+              report.get("setup_seconds"), report.get("inside") or {})
     if run.peak_rss is None:
         run.peak_rss = maxrss
     return run
@@ -207,6 +210,8 @@ def run_workload(workload: Workload, system_names: list[str], config: Config, da
         label = systems.SYSTEMS[cell.system].label
         if run.status in ("ok", "mismatch") and run.seconds is not None:
             mem = f", peak {run.peak_rss / 2**20:.0f} MiB" if phase != "setup" and run.peak_rss else ""
+            if run.inside.get("heap_peak"):
+                mem += f" (JVM heap peak {run.inside['heap_peak'] / 2**20:.0f} MiB)"
             cpu = f" (cpu {run.cpu_seconds:.3f}s)" if run.cpu_seconds is not None else ""
             if run.laps:
                 mem += "  [" + ", ".join(f"{k} {v:.3f}s" for k, v in run.laps.items()) + "]"

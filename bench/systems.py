@@ -27,6 +27,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from . import crossrun, data
+from .inside import Inside
 from .machine import REPO_ROOT
 
 TABLE_ID = "bench.t"
@@ -89,6 +90,13 @@ class System:
     unsupported: dict[str, str] = {}
     # a system that takes part only in workloads naming it in ``Workload.systems`` (Spark Parquet)
     dedicated = False
+    # part of ``--quick`` without ``--systems`` (False: only when named, e.g. a JVM per process)
+    in_quick = True
+    # reads back the tables other systems of its format wrote (verification; False where that
+    # costs a runtime start per read-back, or duplicates another reader)
+    reads_others = True
+    # readers of the same format that cannot read this system's tables (name -> why)
+    not_read_by: dict[str, str] = {}
 
     @classmethod
     def lacks(cls, operation: str) -> str | None:
@@ -141,6 +149,12 @@ class System:
             except PackageNotFoundError:
                 ver = "?"
         return str(ver)
+
+    def inside(self) -> Inside | None:
+        """For a system that times its operations inside a runtime of its own (Java Paimon in a
+        JVM): a fresh :class:`Inside` that collects them from now on, which the worker reports as
+        the run's time, CPU time and memory instead of its own clocks. None: the worker times."""
+        return None
 
     # --- table lifecycle -------------------------------------------------------------------
     def create_append_table(self, warehouse: str, schema: pa.Schema, partition_keys: list[str]) -> Any:
@@ -204,6 +218,16 @@ class System:
 
     def plan(self, warehouse: str) -> tuple[int, int]:
         """Open the table afresh and plan a full scan: (data files, rows) it would read."""
+        raise NotImplementedError
+
+    # --- through SQL ------------------------------------------------------------------------
+    def sql_session(self, catalogs: dict[str, str]) -> Any:
+        """An SQL session (untimed setup) with a catalog per name -> warehouse, so that
+        ``<name>.bench.t`` is that warehouse's table."""
+        raise NotImplementedError
+
+    def sql(self, session: Any, query: str) -> pa.Table:
+        """The result of ``query`` in ``session`` (from :meth:`sql_session`) as an Arrow table."""
         raise NotImplementedError
 
     # --- through Spark (the ``spark`` workload; ``spark`` is a SparkSession) -------------------
@@ -336,6 +360,18 @@ class PaimonLab(System):
         from paimon_lab import spark as ps
 
         ps.compact(spark, TABLE_ID, warehouse=target, full=True)
+
+    def sql_session(self, catalogs):
+        from paimon_lab.sql import Session
+
+        session = Session()
+        for name, wh in catalogs.items():
+            session.run(f"CREATE CATALOG {name} WITH ('type' = 'paimon', 'warehouse' = '{wh}')")
+        session.execute("SELECT 1")  # DuckDB's import and first connection: not the queries' cost
+        return session
+
+    def sql(self, session, query):
+        return session.execute(query)
 
 
 # ----------------------------------------------------------------------------- pypaimon
@@ -841,14 +877,20 @@ def _read_to_file(name: str, warehouse: str, path: str) -> None:
 
 
 def readers_of(system: System) -> list[str]:
-    """``system`` and every other available system of its table format (Paimon: paimon-lab and
-    pypaimon read each other's tables), by name."""
+    """``system`` and every other available system of its table format that reads others' tables
+    (Paimon: paimon-lab, pypaimon and pypaimon-rust read each other's tables), by name."""
     return [name for name, cls in SYSTEMS.items()
-            if name == system.name or (cls.table_format == system.table_format and cls.available() is None)]
+            if name == system.name or (cls.table_format == system.table_format and cls.reads_others
+                                       and name not in system.not_read_by and cls.available() is None)]
 
+
+# Peers in modules of their own (they subclass System, hence imported here, after it).
+from .javapaimon import JavaPaimon
+from .pypaimonrust import PyPaimonRust, PyPaimonRustSql
 
 SYSTEMS: dict[str, type[System]] = {cls.name: cls for cls in (PaimonLab, PyPaimon, PyArrowFloor, DeltaLake,
-                                                                PyIceberg, SparkParquet)}
+                                                                PyIceberg, SparkParquet, JavaPaimon,
+                                                                PyPaimonRust, PyPaimonRustSql)}
 LAB = PaimonLab.name
 
 
@@ -864,5 +906,5 @@ def reader_label(reader: str) -> str:
     return f"{label} ({what})" if what else label
 
 
-__all__ = ["System", "SYSTEMS", "LAB", "get", "reader_label", "read_back", "readers_of", "pypaimon_python",
+__all__ = ["System", "Inside", "SYSTEMS", "LAB", "get", "reader_label", "read_back", "readers_of", "pypaimon_python",
            "COMPRESSION", "ZSTD_LEVEL", "Cond", "filter_sql", "filter_arrow", "PK_OPTIONS", "PRIMARY_KEYS"]

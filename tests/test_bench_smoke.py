@@ -54,6 +54,11 @@ def test_bench_quick_runs_and_verifies(tmp_path):
     if os.environ.get("CI"):
         assert py and all(r["status"] in ("ok", "n/a") for r in py), [(r["workload"], r["status"], r["reason"])
                                                                       for r in py if r["status"] != "ok"]
+    # pypaimon-rust (native and SQL) takes part where it is installed; Java Paimon only when named
+    rust = [r for r in doc["results"] if r["system"] in ("pypaimon_rust", "pypaimon_rust_sql")]
+    assert all(r["status"] in ("ok", "n/a", "skipped") for r in rust), [(r["workload"], r["system"], r["reason"])
+                                                                        for r in rust if r["status"] != "ok"]
+    assert not [r for r in doc["results"] if r["system"] == "java_paimon"]
     # Spark Parquet takes part in the Spark workload only
     assert not [r for r in doc["results"] if r["system"] == "spark_parquet" and r["workload"] != "spark"]
     # the saved run can be reported again

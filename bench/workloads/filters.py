@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import data
+from ..pypaimonrust import PyPaimonRust, PyPaimonRustSql
 from ..systems import LAB, TABLE_ID, Cond, filter_arrow, filter_sql
 from . import Context, Workload, register
 from ._tables import pk_final, shared_append_table, shared_pk_table
@@ -54,6 +55,7 @@ class PointFilter(Workload):
     needs_setup = True
     summary = "sum"
     requires = ("read_filtered",)
+    targets = {PyPaimonRust.name: 1.0}  # issue #19: selective reads no slower than pypaimon-rust's
 
     def _tables(self, ctx: Context, system):
         tables = [("append", shared_append_table(ctx, system))]
@@ -98,30 +100,27 @@ class PointFilter(Workload):
 
 @register
 class PointFilterSql(PointFilter):
-    """``point_filter`` through paimon-lab's SQL: the same six scans as ``SELECT * FROM t WHERE
-    <filter>`` in a :class:`paimon_lab.sql.Session` (the filter is pushed into the table read;
-    DuckDB applies it again). The session and its catalogs are set up untimed."""
+    """``point_filter`` through SQL: the same six scans as ``SELECT * FROM <kind>.bench.t WHERE
+    <filter>`` in one SQL session per run (set up and primed untimed): paimon-lab's
+    :class:`paimon_lab.sql.Session` (the filter is pushed into the table read; DuckDB applies it
+    again) and pypaimon-rust's DataFusion ``SQLContext``."""
 
     name = "point_filter_sql"
-    description = ("point_filter's 6 scans through paimon-lab SQL (SELECT * FROM t WHERE ...); "
-                   "time = sum of the 6 scans")
+    description = ("point_filter's 6 scans through SQL (SELECT * FROM t WHERE ...): paimon-lab and "
+                   "pypaimon-rust's DataFusion; time = sum of the 6 scans")
     order = 61
-    systems = (LAB,)
+    systems = (LAB, PyPaimonRustSql.name)
+    requires = ("sql",)
+    targets = {PyPaimonRustSql.name: 1.0}  # issue #19: selective SQL no slower than pypaimon-rust's
 
     def prepare(self, ctx: Context, system):
-        from paimon_lab.sql import Session
-
-        session = Session()
-        for kind, wh in self._tables(ctx, system):
-            session.run(f"CREATE CATALOG {kind} WITH ('type' = 'paimon', 'warehouse' = '{wh}')")
-        session.execute("SELECT 1")  # DuckDB's import and first connection: not the scans' cost
-        return session
+        return system.sql_session({kind: wh for kind, wh in self._tables(ctx, system)})
 
     def run(self, ctx: Context, system, session):
         out = []
         for kind, _ in self._tables(ctx, system):
             for label, conds in queries(ctx):
                 with ctx.lap(f"{kind}:{label}"):
-                    result = session.execute(f"SELECT * FROM {kind}.{TABLE_ID} WHERE {filter_sql(conds)}")
+                    result = system.sql(session, f"SELECT * FROM {kind}.{TABLE_ID} WHERE {filter_sql(conds)}")
                 out.append((f"{kind}:{label}", result))
         return out
