@@ -220,7 +220,7 @@ class JavaPaimon(System):
     def read_filtered(self, table, conds):
         return self._read(table, conds)
 
-    def count_rows(self, table, conds: Sequence[Cond] = ()) -> int:
+    def count(self, table, conds: Sequence[Cond] = ()) -> int:
         """Rows matching ``conds`` (all rows without): a read that counts instead of keeping them."""
         return int(self._timed("count", warehouse=table, table=TABLE_ID, filter=_conds_json(conds))["rows"])
 
@@ -242,7 +242,7 @@ class JavaPaimon(System):
             self.upsert(pk, rows)
             self.read(pk)
             self.read_filtered(pk, [Cond("id", "=", 7)])
-            self.count_rows(pk)
+            self.count(pk)
             self.compact(pk)
         finally:
             self._inside = inside

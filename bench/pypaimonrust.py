@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import data
 from .systems import (
@@ -126,13 +127,23 @@ class PyPaimonRust(System):
         builder.with_filter(predicate(conds))
         return self._read(builder)
 
-    def count_rows(self, table, conds: Sequence[Cond] = ()) -> int:
+    def count(self, table, conds: Sequence[Cond] = ()) -> int:
         """Rows matching ``conds`` (all rows without): a read of the first column, counted."""
         builder = table.new_read_builder()
         builder.with_projection([data.SCHEMA.names[0]])
         if conds:
             builder.with_filter(predicate(conds))
         return sum(b.num_rows for b in builder.new_read().read(builder.new_scan().plan().splits()))
+
+    def min_max(self, table, column, conds):
+        """A read of ``column`` (its native reader has no aggregate), reduced with ``pc.min_max``."""
+        builder = table.new_read_builder()
+        builder.with_projection([column])
+        if conds:
+            builder.with_filter(predicate(conds))
+        values = pa.Table.from_batches(builder.new_read().read(builder.new_scan().plan().splits())).column(column)
+        mm = pc.min_max(values)
+        return mm["min"].as_py(), mm["max"].as_py()
 
     def read_first(self, table):
         first = min(s.id() for s in table.list_snapshots())
@@ -183,11 +194,18 @@ class PyPaimonRustSql(System):
         ctx, name = table
         return _table(ctx.sql(f"SELECT * FROM {name} WHERE {filter_sql(conds)}"))
 
-    def count_rows(self, table, conds: Sequence[Cond] = ()) -> int:
+    def count(self, table, conds: Sequence[Cond] = ()) -> int:
         """``SELECT count(*) FROM t [WHERE ...]``."""
         ctx, name = table
         where = f" WHERE {filter_sql(conds)}" if conds else ""
         return int(ctx.sql(f"SELECT count(*) FROM {name}{where}")[0].column(0)[0].as_py())
+
+    def min_max(self, table, column, conds):
+        """``SELECT min(c), max(c) FROM t [WHERE ...]``."""
+        ctx, name = table
+        where = f" WHERE {filter_sql(conds)}" if conds else ""
+        got = _table(ctx.sql(f"SELECT min({column}), max({column}) FROM {name}{where}"))
+        return got.column(0)[0].as_py(), got.column(1)[0].as_py()
 
     def sql_session(self, catalogs):
         ctx = _context(catalogs)

@@ -111,7 +111,7 @@ def test_pypaimon_rust_reads_and_filters_a_paimon_lab_table(tmp_path):
         table = system.open(str(tmp_path))
         assert not data.fingerprint(rows).diff(data.fingerprint_like(system.read(table), data.fingerprint(rows)))
         assert not model.diff(data.fingerprint_like(system.read_filtered(table, conds), model))
-        assert system.count_rows(table, conds) == model.rows and system.count_rows(table) == rows.num_rows
+        assert system.count(table, conds) == model.rows and system.count(table) == rows.num_rows
 
 
 @pytest.mark.java
@@ -135,7 +135,7 @@ def test_java_paimon_writes_reads_filters_and_compacts(tmp_path):
     conds = [Cond("id", "between", (10, 500))]
     model = data.fingerprint(later.filter(filter_arrow(conds)))
     assert not model.diff(data.fingerprint_like(java.read_filtered(table, conds), model))
-    assert java.count_rows(table, [Cond("id", "=", 7)]) == 1
+    assert java.count(table, [Cond("id", "=", 7)]) == 1
     java.compact(table)
     lab = systems.PaimonLab()
     assert not expected.diff(data.fingerprint_like(lab.read(lab.open(wh)), expected))
