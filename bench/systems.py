@@ -17,8 +17,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +43,9 @@ APPEND_OPTIONS = {"bucket": "-1", "file.format": "parquet",
 # primary key, hence (id, dt); id alone is unique in the data set, so the key is still "id".
 PK_OPTIONS = {**APPEND_OPTIONS, "bucket": "2"}
 PRIMARY_KEYS = ["id", "dt"]
+# paimon-lab's writer keeps at most this much per writer before it sorts and spills a level-0 file
+# (Paimon's default, stated: the streamed scale sizes rely on it to bound memory).
+LAB_PK_OPTIONS = {"write-buffer-size": "256 mb"}
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,15 @@ class System:
         """Upsert ``rows`` into the primary-key table as exactly one commit (latest value wins)."""
         raise NotImplementedError
 
+    def upsert_batches(self, table: Any, batches: Iterable[pa.Table]) -> None:
+        """Upsert the rows of ``batches`` as exactly one commit, holding one batch at a time
+        (streamed data sets)."""
+        raise NotImplementedError(f"{self.label} has no streamed (batch by batch, one commit) upsert here")
+
+    def read_partitions(self, table: Any, column: str, values: Sequence[str]) -> Iterator[pa.Table]:
+        """The latest snapshot read one partition (``column = value``) at a time (streamed data sets)."""
+        raise NotImplementedError(f"{self.label} has no partition-by-partition read here")
+
     def build_pk_state(self, table: Any, commits: Sequence[pa.Table]) -> None:
         """Bring the primary-key table to the state after ``commits`` (untimed setup). By default
         with :meth:`upsert`; a system without a usable upsert may get there another way."""
@@ -271,10 +284,19 @@ class PaimonLab(System):
         catalog = Catalog(warehouse)
         catalog.create_database(TABLE_ID.split(".")[0], ignore_if_exists=True)
         return catalog.create_table(TABLE_ID, schema, primary_keys=PRIMARY_KEYS,
-                                    partition_keys=partition_keys, options=PK_OPTIONS)
+                                    partition_keys=partition_keys, options={**PK_OPTIONS, **LAB_PK_OPTIONS})
 
     def upsert(self, table, rows):
         table.write(rows)
+
+    def upsert_batches(self, table, batches):
+        with table.writer() as w:
+            for rows in batches:
+                w.write(rows)
+
+    def read_partitions(self, table, column, values):
+        for value in values:
+            yield table.to_arrow(filter=f"{column} = '{value}'")
 
     def compact(self, table):
         table.compact(full=True)
@@ -415,9 +437,12 @@ class PyArrowFloor(System):
     """Plain pyarrow: the same per-partition Parquet files with no table format around them.
 
     Write: split rows by partition (one stable sort of the dictionary codes, one ``take``) and
-    ``pq.write_table`` one file per partition into ``dt=<value>/``, zstd level 1 like Paimon.
-    Read: ``pyarrow.dataset`` over the list of those files. No snapshot, manifest or schema
-    files: this is the lower bound a table format's overhead is measured against.
+    ``pq.write_table`` one file per partition into ``dt=<value>/``, the partitions written
+    concurrently on a thread pool (``pq.write_table`` encodes one file on one thread; it releases
+    the GIL). Same compression and encoding rule as paimon-lab (:data:`FLOOR_SETTINGS`).
+    Read: ``pyarrow.dataset`` over the list of those files, ``use_threads=True`` and
+    ``pre_buffer=True``. No snapshot, manifest or schema files: this is the lower bound a table
+    format's overhead is measured against.
     """
 
     name = "pyarrow"
@@ -444,15 +469,9 @@ class PyArrowFloor(System):
         order = np.argsort(codes, kind="stable")
         counts = np.bincount(codes, minlength=len(encoded.dictionary))
         grouped = rows.take(pa.array(order))
-        start = 0
-        for value, count in zip(encoded.dictionary.to_pylist(), counts.tolist()):
-            if count == 0:
-                continue
-            directory = os.path.join(table, f"dt={value}")
-            os.makedirs(directory, exist_ok=True)
-            pq.write_table(grouped.slice(start, count), os.path.join(directory, "data-0.parquet"),
-                           compression=COMPRESSION, compression_level=ZSTD_LEVEL)
-            start += count
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
+        _write_partitions(grouped, [(os.path.join(table, f"dt={value}"), start, count) for value, start, count
+                                    in zip(encoded.dictionary.to_pylist(), starts, counts.tolist()) if count])
 
     def _files(self, table):
         # A primary-key "table" keeps every upsert commit in its own commit-<k>/ directory; the
@@ -466,10 +485,8 @@ class PyArrowFloor(System):
         files = self._files(table)
         if not files:
             return data.SCHEMA.empty_table()
-        # pyarrow.dataset over the explicit file list reads the files concurrently (a tighter
-        # floor than a loop of pq.read_table + concat_tables); dt is a column inside the files,
-        # so no partition discovery.
-        return ds.dataset(files, format="parquet").to_table()
+        # dt is a column inside the files, so no partition discovery.
+        return _floor_dataset(files).to_table(use_threads=FLOOR_SETTINGS["read_threads"])
 
     def create_pk_table(self, warehouse, schema, partition_keys):
         return self.create_append_table(warehouse, schema, partition_keys)
@@ -481,19 +498,73 @@ class PyArrowFloor(System):
         order = pc.sort_indices(rows, [("dt", "ascending"), ("id", "ascending")])
         rows = rows.take(order)
         k = len(glob.glob(os.path.join(table, "commit-*"))) + 1
-        dts = rows.column("dt")
-        start = 0
-        for value, count in _runs(dts):
-            directory = os.path.join(table, f"commit-{k}", f"dt={value}")
-            os.makedirs(directory, exist_ok=True)
-            pq.write_table(rows.slice(start, count), os.path.join(directory, "data-0.parquet"),
-                           compression=COMPRESSION, compression_level=ZSTD_LEVEL)
+        jobs, start = [], 0
+        for value, count in _runs(rows.column("dt")):
+            jobs.append((os.path.join(table, f"commit-{k}", f"dt={value}"), start, count))
             start += count
+        _write_partitions(rows, jobs)
 
     def read_filtered(self, table, conds):
         files = self._files(table)
         # Row-group statistics let pyarrow skip row groups (and files) that cannot match.
-        return ds.dataset(files, format="parquet").to_table(filter=filter_arrow(conds))
+        return _floor_dataset(files).to_table(filter=filter_arrow(conds), use_threads=FLOOR_SETTINGS["read_threads"])
+
+
+# The floor's settings, printed with every report that includes it (and in bench/README.md).
+FLOOR_SETTINGS = {
+    "compression": f"{COMPRESSION} level {ZSTD_LEVEL}",
+    "encodings": "dictionary per column unless its first 2,048 values are >= 95% distinct (then PLAIN), "
+                 "as paimon-lab; statistics on",
+    "write_threads": os.cpu_count() or 1,  # partitions written concurrently, one file each
+    "read_threads": True,                  # pyarrow.dataset use_threads
+    "pre_buffer": True,                    # coalesced, concurrent reads of each file's column chunks
+}
+
+
+def floor_settings_text() -> str:
+    f = FLOOR_SETTINGS
+    return (f"pyarrow floor: parquet {f['compression']}; {f['encodings']}; writes one file per partition on a "
+            f"pool of {f['write_threads']} threads; reads pyarrow.dataset use_threads={f['read_threads']}, "
+            f"pre_buffer={f['pre_buffer']}")
+
+
+def _floor_encodings(rows: pa.Table) -> list[str]:
+    """The columns that get a dictionary (paimon-lab's rule: not when a sample is almost all distinct)."""
+    out = []
+    for name, column in zip(rows.column_names, rows.columns):
+        head = column.slice(0, 2048)
+        n = len(head) - head.null_count
+        if n < 64 or pc.count_distinct(head).as_py() <= 0.95 * n:
+            out.append(name)
+    return out
+
+
+def _write_partitions(rows: pa.Table, jobs: list[tuple[str, int, int]]) -> None:
+    """Write ``rows.slice(start, count)`` to ``<directory>/data-0.parquet`` for every job, concurrently."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    dictionary = _floor_encodings(rows)
+
+    def one(job):
+        directory, start, count = job
+        os.makedirs(directory, exist_ok=True)
+        pq.write_table(rows.slice(start, count), os.path.join(directory, "data-0.parquet"),
+                       compression=COMPRESSION, compression_level=ZSTD_LEVEL, use_dictionary=dictionary,
+                       write_statistics=True)
+
+    workers = min(FLOOR_SETTINGS["write_threads"], len(jobs))
+    if workers <= 1:
+        for job in jobs:
+            one(job)
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(one, jobs))
+
+
+def _floor_dataset(files: list[str]):
+    fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+        pre_buffer=FLOOR_SETTINGS["pre_buffer"]))
+    return ds.dataset(files, format=fmt)
 
 
 # ----------------------------------------------------------------------------- delta-rs
