@@ -164,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                "config": {"rows": sizes[0] if len(sizes) == 1 else sizes, "repeat": args.repeat,
                           "quick": args.quick, "verify": not args.no_verify, "seed": data.SEED,
                           "compression": systems.COMPRESSION, "zstd_level": systems.ZSTD_LEVEL,
+                          "floor": systems.FLOOR_SETTINGS,
                           "workloads": list(selected), "systems": system_names},
                "ok": not failures}
         if len(runs) == 1:
@@ -198,7 +199,9 @@ def _run_size(args, n_rows: int, selected: dict, system_names: list[str], workdi
     compression = f"parquet, {systems.COMPRESSION} level {systems.ZSTD_LEVEL} (all systems)"
     print(f"\nConfig: {n_rows:,} rows, {args.repeat} timed run(s) + 1 warm-up per system "
           f"(fewer for slow workloads: {', '.join(f'{n} {w.max_repeat}' for n, w in selected.items() if w.max_repeat)}), "
-          f"{compression}, verify={'on' if not args.no_verify else 'off'}")
+          f"{compression}, verify={'on (every run)' if not args.no_verify else 'off'}")
+    if "pyarrow" in system_names:
+        print(systems.floor_settings_text())
     sys.stdout.flush()
     t0 = time.perf_counter()
     data_path = os.path.join(workdir, f"data-{n_rows}.arrow")
