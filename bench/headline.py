@@ -117,20 +117,22 @@ def _row(label: str, workload: str, cells: dict, doc: dict) -> list[str] | None:
             theirs = " / ".join(f"{other['median_laps'][s]:.1f}" for s in steps if s in other["median_laps"])
             return [label, mine, f"Spark's own Parquet: {theirs} s"]
         return [label, mine, ""]
-    seconds = lab["median_seconds"]
+    seconds, cpu = lab["median_seconds"], lab.get("median_cpu_seconds")
     notes = []
     for (w, name), cell in cells.items():
         if w != workload or name == systems.LAB or cell["status"] != "ok" or not cell["median_seconds"]:
             continue
         label_of = systems.SYSTEMS[name].label if name in systems.SYSTEMS else name
-        notes.append(f"{_x(seconds / cell['median_seconds'])} {label_of}")
+        other_cpu = cell.get("median_cpu_seconds")
+        cpu_ratio = f" (cpu {cpu / other_cpu:.2f}x)" if cpu and other_cpu else ""
+        notes.append(f"{_x(seconds / cell['median_seconds'])} {label_of}{cpu_ratio}")
     if workload == "pk_compact":
         upsert = cells.get(("pk_upsert", systems.LAB))
         if upsert and upsert["median_seconds"]:
             notes.append(f"{seconds / upsert['median_seconds']:.2f}x one upsert commit")
     if workload == "memory_bound" and lab.get("median_peak_rss"):
         notes.append(f"peak RSS {lab['median_peak_rss'] / 2 ** 20:,.0f} MiB")
-    return [label, f"{seconds:.2f} s", "; ".join(notes)]
+    return [label, f"{seconds:.2f} s" + (f" (cpu {cpu:.2f} s)" if cpu is not None else ""), "; ".join(notes)]
 
 
 def render(doc: dict) -> str:
@@ -149,6 +151,9 @@ def render(doc: dict) -> str:
              + (f", after {'/'.join(f'{x:.1f}' for x in after)}" if after else "") + ". "
              + " ".join(g["why"] + "." for g in doc["groups"] if g["why"])
              + " The " + doc["floor"] + ".",
+             "",
+             "Wall times are medians; the CPU time of the operation (all threads) is beside each, the "
+             "less load-sensitive figure.",
              "",
              "| workload | paimon-lab | vs peers (paimon-lab time / peer time) |",
              "|---|---|---|"]

@@ -247,7 +247,7 @@ def _headline_doc(rows=1000):
 
     def cell(workload, system, seconds, **extra):
         return {"workload": workload, "system": system, "status": "ok", "reason": "", "median_seconds": seconds,
-                "median_laps": {}, "median_peak_rss": 2 ** 30, **extra}
+                "median_cpu_seconds": seconds * 2 / 3, "median_laps": {}, "median_peak_rss": 2 ** 30, **extra}
 
     group1 = {"machine": info, "results": [cell("append", "paimon_lab", 0.3), cell("append", "pyarrow", 0.6)]}
     group2 = {"machine": info, "results": [cell("pk_upsert", "paimon_lab", 0.6), cell("pk_compact", "paimon_lab", 0.9),
@@ -283,7 +283,7 @@ def test_headline_block_renders_and_replaces(tmp_path):
 
     block = headline.render(_headline_doc())
     table = _check_block(block)
-    assert "| append ingest | 0.30 s | 0.50x pyarrow (floor) |" in table
+    assert "| append ingest | 0.30 s (cpu 0.20 s) | 0.50x pyarrow (floor) (cpu 0.50x) |" in table
     assert any("1.50x one upsert commit" in line for line in table)
     assert "pypaimon left out." in block
     readme = tmp_path / "README.md"
