@@ -86,12 +86,17 @@ def run(rows: int, repeat: int, json_path: str, readme: str, workdir: str | None
                 result = json.load(f)
         doc["groups"].append({"workloads": list(group.workloads), "excluded": list(group.exclude),
                               "why": group.why, "exit_code": code, "result": result})
-    os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
-    with open(json_path, "w") as f:
-        json.dump(doc, f, indent=2)
+        _save(doc, json_path)  # after every group: an interrupted run keeps what it measured
     rewrite_readme(readme, render(doc))
     print(f"Wrote {json_path} and the headline block of {readme}")
     return worst
+
+
+def _save(doc: dict, json_path: str) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
+    with open(json_path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=2)
+    os.replace(json_path + ".tmp", json_path)
 
 
 def _cells(doc: dict) -> dict[tuple[str, str], dict]:
