@@ -157,8 +157,8 @@ def render(doc: dict) -> str:
              + " ".join(g["why"] + "." for g in doc["groups"] if g["why"])
              + " The " + doc["floor"] + ".",
              "",
-             "Wall times are medians; the CPU time of the operation (all threads) is beside each, the "
-             "less load-sensitive figure.",
+             ("Wall times are medians; the CPU time of the operation (all threads) is beside each, the "
+              "less load-sensitive figure."),
              "",
              "| workload | paimon-lab | vs peers (paimon-lab time / peer time) |",
              "|---|---|---|"]
