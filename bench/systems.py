@@ -24,10 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
-from . import crossrun, data
+from . import crossrun, data, floor
 from .machine import REPO_ROOT
 
 TABLE_ID = "bench.t"
@@ -470,8 +468,9 @@ class PyArrowFloor(System):
         counts = np.bincount(codes, minlength=len(encoded.dictionary))
         grouped = rows.take(pa.array(order))
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
-        _write_partitions(grouped, [(os.path.join(table, f"dt={value}"), start, count) for value, start, count
-                                    in zip(encoded.dictionary.to_pylist(), starts, counts.tolist()) if count])
+        floor.write_partitions(grouped, [(os.path.join(table, f"dt={value}"), start, count) for value, start, count
+                                         in zip(encoded.dictionary.to_pylist(), starts, counts.tolist()) if count],
+                               COMPRESSION, ZSTD_LEVEL)
 
     def _files(self, table):
         # A primary-key "table" keeps every upsert commit in its own commit-<k>/ directory; the
@@ -486,7 +485,7 @@ class PyArrowFloor(System):
         if not files:
             return data.SCHEMA.empty_table()
         # dt is a column inside the files, so no partition discovery.
-        return _floor_dataset(files).to_table(use_threads=FLOOR_SETTINGS["read_threads"])
+        return floor.dataset(files).to_table(use_threads=FLOOR_SETTINGS["read_threads"])
 
     def create_pk_table(self, warehouse, schema, partition_keys):
         return self.create_append_table(warehouse, schema, partition_keys)
@@ -499,72 +498,22 @@ class PyArrowFloor(System):
         rows = rows.take(order)
         k = len(glob.glob(os.path.join(table, "commit-*"))) + 1
         jobs, start = [], 0
-        for value, count in _runs(rows.column("dt")):
+        for value, count in floor.runs(rows.column("dt")):
             jobs.append((os.path.join(table, f"commit-{k}", f"dt={value}"), start, count))
             start += count
-        _write_partitions(rows, jobs)
+        floor.write_partitions(rows, jobs, COMPRESSION, ZSTD_LEVEL)
 
     def read_filtered(self, table, conds):
         files = self._files(table)
         # Row-group statistics let pyarrow skip row groups (and files) that cannot match.
-        return _floor_dataset(files).to_table(filter=filter_arrow(conds), use_threads=FLOOR_SETTINGS["read_threads"])
+        return floor.dataset(files).to_table(filter=filter_arrow(conds), use_threads=FLOOR_SETTINGS["read_threads"])
 
 
-# The floor's settings, printed with every report that includes it (and in bench/README.md).
-FLOOR_SETTINGS = {
-    "compression": f"{COMPRESSION} level {ZSTD_LEVEL}",
-    "encodings": "dictionary per column unless its first 2,048 values are >= 95% distinct (then PLAIN), "
-                 "as paimon-lab; statistics on",
-    "write_threads": os.cpu_count() or 1,  # partitions written concurrently, one file each
-    "read_threads": True,                  # pyarrow.dataset use_threads
-    "pre_buffer": True,                    # coalesced, concurrent reads of each file's column chunks
-}
+FLOOR_SETTINGS = floor.SETTINGS
 
 
 def floor_settings_text() -> str:
-    f = FLOOR_SETTINGS
-    return (f"pyarrow floor: parquet {f['compression']}; {f['encodings']}; writes one file per partition on a "
-            f"pool of {f['write_threads']} threads; reads pyarrow.dataset use_threads={f['read_threads']}, "
-            f"pre_buffer={f['pre_buffer']}")
-
-
-def _floor_encodings(rows: pa.Table) -> list[str]:
-    """The columns that get a dictionary (paimon-lab's rule: not when a sample is almost all distinct)."""
-    out = []
-    for name, column in zip(rows.column_names, rows.columns):
-        head = column.slice(0, 2048)
-        n = len(head) - head.null_count
-        if n < 64 or pc.count_distinct(head).as_py() <= 0.95 * n:
-            out.append(name)
-    return out
-
-
-def _write_partitions(rows: pa.Table, jobs: list[tuple[str, int, int]]) -> None:
-    """Write ``rows.slice(start, count)`` to ``<directory>/data-0.parquet`` for every job, concurrently."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    dictionary = _floor_encodings(rows)
-
-    def one(job):
-        directory, start, count = job
-        os.makedirs(directory, exist_ok=True)
-        pq.write_table(rows.slice(start, count), os.path.join(directory, "data-0.parquet"),
-                       compression=COMPRESSION, compression_level=ZSTD_LEVEL, use_dictionary=dictionary,
-                       write_statistics=True)
-
-    workers = min(FLOOR_SETTINGS["write_threads"], len(jobs))
-    if workers <= 1:
-        for job in jobs:
-            one(job)
-        return
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(one, jobs))
-
-
-def _floor_dataset(files: list[str]):
-    fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
-        pre_buffer=FLOOR_SETTINGS["pre_buffer"]))
-    return ds.dataset(files, format=fmt)
+    return floor.settings_text(f"{COMPRESSION} level {ZSTD_LEVEL}")
 
 
 # ----------------------------------------------------------------------------- delta-rs
@@ -777,14 +726,6 @@ class SparkParquet(System):
 
     def spark_read(self, spark, target):
         return spark.read.schema(SPARK_DDL).parquet(target).select("id", "name", "value", "dt")
-
-
-def _runs(sorted_values: pa.ChunkedArray) -> list[tuple[Any, int]]:
-    """(value, run length) of a sorted column, in order."""
-    counts = pc.run_end_encode(sorted_values.combine_chunks())
-    ends = counts.run_ends.to_pylist()
-    values = counts.values.to_pylist()
-    return [(v, e - s) for v, s, e in zip(values, [0] + ends[:-1], ends)]
 
 
 @functools.lru_cache(maxsize=None)
