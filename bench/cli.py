@@ -53,7 +53,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rows", type=int, default=None, metavar="N",
                    help=f"rows in the data set (default {DEFAULT_ROWS:,}; {QUICK_ROWS:,} with --quick)")
     p.add_argument("--repeat", type=int, default=None, metavar="K",
-                   help=f"timed runs per system and workload (default {DEFAULT_REPEAT}; {QUICK_REPEAT} with --quick)")
+                   help=f"timed runs per system and workload (default {DEFAULT_REPEAT}; {QUICK_REPEAT} with --quick; "
+                        "0: the verified warm-up run is the one measurement)")
     p.add_argument("--quick", action="store_true",
                    help=f"smoke test: {QUICK_ROWS:,} rows, {QUICK_REPEAT} repeats, results verified (CI runs this)")
     p.add_argument("--only", nargs="+", choices=list(workloads), metavar="WORKLOAD",
@@ -82,16 +83,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--report", metavar="RESULTS.json",
                    help="print the table, steps and target verdicts of a saved --json run again (with this "
                         "checkout's targets), then exit")
+    p.add_argument("--headline", action="store_true",
+                   help="run the README's headline workloads (bench/headline.py), save them (--json, default "
+                        "bench/charts/headline.json) and rewrite the README's headline table; with --report DOC, "
+                        "re-render the table from a saved headline document")
+    p.add_argument("--readme", metavar="README.md", help="the README --headline rewrites (default: the repository's)")
     p.add_argument("--list", action="store_true", help="list workloads and systems, then exit")
     args = p.parse_args(argv)
     if args.quick and args.no_verify:
         p.error("--quick always verifies; drop --no-verify")
     if args.scale and args.rows is not None:
         p.error("--scale gives the row counts; drop --rows")
+    if args.headline and (args.only or args.systems or args.scale or args.quick):
+        p.error("--headline runs a fixed set of workloads and systems: drop --only, --systems, --scale, --quick")
     args.rows = args.rows if args.rows is not None else (QUICK_ROWS if args.quick else DEFAULT_ROWS)
     args.repeat = args.repeat if args.repeat is not None else (QUICK_REPEAT if args.quick else DEFAULT_REPEAT)
-    if args.rows < 1 or args.repeat < 1:
-        p.error("--rows and --repeat must be at least 1")
+    if args.rows < 1 or args.repeat < 0:
+        p.error("--rows must be at least 1 and --repeat at least 0")
     return args
 
 
@@ -118,6 +126,13 @@ def main(argv: list[str] | None = None) -> int:
             quick = "" if cls.in_quick else "  (not in --quick unless named)"
             print(f"system {cls.name:<10} {cls.label}{'  (unavailable: ' + why + ')' if why else quick}")
         return EXIT_OK
+    if args.headline:
+        from . import headline
+
+        readme = args.readme or headline.README
+        if args.report:
+            return headline.report(args.report, readme)
+        return headline.run(args.rows, args.repeat, args.json or headline.DEFAULT_JSON, readme, args.workdir)
     if args.report:
         return _report_json(args.report, workloads, args.quick)
     if args.scale:
@@ -150,11 +165,18 @@ def main(argv: list[str] | None = None) -> int:
 
     failures = [c for _, _, _, _, failed in runs for c in failed]
     found = [v for _, _, _, verdicts, _ in runs for v in verdicts]
+    scale_found = report.scale_verdicts(selected, [(rows, results) for rows, _, results, _, _ in runs])
+    if scale_found:
+        print("Scale targets (paimon-lab across the sizes):")
+        print("\n".join(f"  {v.describe()}  {v.outcome}" for v in scale_found))
+        print()
+        found += scale_found
     if args.json:
         doc = {"machine": info, "started": started,
                "config": {"rows": sizes[0] if len(sizes) == 1 else sizes, "repeat": args.repeat,
                           "quick": args.quick, "verify": not args.no_verify, "seed": data.SEED,
                           "compression": systems.COMPRESSION, "zstd_level": systems.ZSTD_LEVEL,
+                          "floor": systems.FLOOR_SETTINGS,
                           "workloads": list(selected), "systems": system_names},
                "ok": not failures}
         if len(runs) == 1:
@@ -167,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                              "results": [c.to_json() for cells in results.values() for c in cells],
                              "targets": [v.to_json() for v in verdicts]}
                             for rows, expected, results, verdicts, _ in runs]
+            doc["scale_targets"] = [v.to_json() for v in scale_found]
         doc["machine"]["load_average_after"] = machine.describe()["load_average"]
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=2)
@@ -188,14 +211,13 @@ def _run_size(args, n_rows: int, selected: dict, system_names: list[str], workdi
     compression = f"parquet, {systems.COMPRESSION} level {systems.ZSTD_LEVEL} (all systems)"
     print(f"\nConfig: {n_rows:,} rows, {args.repeat} timed run(s) + 1 warm-up per system "
           f"(fewer for slow workloads: {', '.join(f'{n} {w.max_repeat}' for n, w in selected.items() if w.max_repeat)}), "
-          f"{compression}, verify={'on' if not args.no_verify else 'off'}")
+          f"{compression}, verify={'on (every run)' if not args.no_verify else 'off'}")
+    if "pyarrow" in system_names:
+        print(systems.floor_settings_text())
     sys.stdout.flush()
     t0 = time.perf_counter()
-    rows = data.generate(n_rows)
-    expected = data.fingerprint(rows)
     data_path = os.path.join(workdir, f"data-{n_rows}.arrow")
-    data.save(rows, data_path)
-    del rows
+    expected = data.write_data_set(n_rows, data_path)  # batch by batch: never whole in memory
     _log(f"generated {n_rows:,} rows (seed {data.SEED}, checksum {expected.checksum}) "
          f"in {time.perf_counter() - t0:.2f}s; work dir {workdir}")
     config = Config(n_rows, args.repeat, not args.no_verify, workdir, args.timeout, args.keep,
@@ -213,6 +235,8 @@ def _run_size(args, n_rows: int, selected: dict, system_names: list[str], workdi
             shutil.rmtree(os.path.join(workdir, "_shared"), ignore_errors=True)
             if not own_workdir:
                 os.remove(data_path)
+                if os.path.exists(data_path + ".pk_final.json"):
+                    os.remove(data_path + ".pk_final.json")
 
     print()
     print(report.table(results))
@@ -230,15 +254,24 @@ def _run_size(args, n_rows: int, selected: dict, system_names: list[str], workdi
     if args.no_verify:
         print("Verification: skipped (--no-verify)")
     else:
-        checked = [(c, reader) for c in all_cells if c.warmup for reader in c.warmup.fingerprints]
-        print(f"Verification: {len(checked)} read-back(s) compared with the expected result (row count, "
-              f"columns, order-free checksum; the input rows are {expected.rows:,} rows, checksum "
-              f"{expected.checksum}; each workload's model is plain pyarrow over them):")
+        def verified(c):  # the warm-up and every timed run (with --quick the warm-up may be the run)
+            runs = list(c.runs)
+            if c.warmup is not None and not any(r is c.warmup for r in runs):
+                runs.insert(0, c.warmup)
+            return runs
+
+        checked = sum(len(r.fingerprints) for c in all_cells for r in verified(c))
+        print(f"Verification: {checked} read-back(s) of the warm-up and of every timed run compared with the "
+              f"expected result (row count, columns, order-free checksum, computed after the clock stopped; "
+              f"the input rows are {expected.rows:,} rows, checksum {expected.checksum}; each workload's "
+              f"model is plain pyarrow over them):")
         for c in all_cells:
             if c.warmup and c.warmup.fingerprints:
                 readers = ", ".join(systems.reader_label(r) for r in c.warmup.fingerprints)
                 verdict = "MISMATCH" if c.status == "mismatch" else "ok"
-                print(f"  {c.workload:<12} {systems.SYSTEMS[c.system].label:<16} read back by {readers}: {verdict}")
+                runs = sum(1 for r in verified(c) if r.fingerprints)
+                print(f"  {c.workload:<12} {systems.SYSTEMS[c.system].label:<16} {runs} run(s); warm-up read back by "
+                      f"{readers}: {verdict}")
     for c in all_cells:
         if c.status in ("skipped", "n/a"):
             print(f"Note: {c.workload}/{c.system} {c.status}: {c.reason}")
@@ -276,8 +309,10 @@ def _report_json(path: str, workloads: dict, quick: bool) -> int:
         doc = json.load(f)
     print(machine.summary(doc["machine"]))
     sizes = doc.get("sizes") or [{"rows": doc["config"]["rows"], "results": doc["results"]}]
+    runs = []
     for size in sizes:
         results = _cells_from_json(size["results"])
+        runs.append((size["rows"], results))
         selected = {n: workloads[n] for n in results if n in workloads}
         print(f"\n{size['rows']:,} rows\n")
         print(report.table(results))
@@ -286,4 +321,9 @@ def _report_json(path: str, workloads: dict, quick: bool) -> int:
         if steps:
             print(steps + "\n")
         print(report.targets_text(report.verdicts(selected, results), quick or doc["config"].get("quick", False)))
+    names = dict.fromkeys(n for _, results in runs for n in results)
+    scale_found = report.scale_verdicts({n: workloads[n] for n in names if n in workloads}, runs)
+    if scale_found:
+        print("\nScale targets (paimon-lab across the sizes):")
+        print("\n".join(f"  {v.describe()}  {v.outcome}" for v in scale_found))
     return EXIT_OK

@@ -17,7 +17,7 @@ class Verdict:
     peer: str             # a peer system, "workload:<name>" (paimon-lab on another workload) or "peak RSS"
     limit: float
     ratio: float | None   # paimon-lab median time / peer median time (or peak RSS bytes for "peak RSS")
-    kind: str = "time"    # time | workload | peak | step
+    kind: str = "time"    # time | workload | peak | step | flat (--scale: max/min time per row) | scale_peak
     cpu_ratio: float | None = None  # the same ratio of median CPU times (less sensitive to machine load)
     step: str | None = None  # kind "step": the timed step (lap) compared
 
@@ -25,7 +25,7 @@ class Verdict:
     def outcome(self) -> str:
         if self.ratio is None:
             return "N/A"
-        if self.kind == "peak":
+        if self.kind in ("peak", "scale_peak"):
             return "PASS" if self.ratio < self.limit else "FAIL"
         return "PASS" if self.ratio <= self.limit else "FAIL"
 
@@ -33,6 +33,13 @@ class Verdict:
         if self.kind == "peak":
             value = "-" if self.ratio is None else f"{self.ratio / MIB:,.0f} MiB"
             return f"{self.workload:<12} paimon-lab peak RSS  {value:>10} <  {self.limit / MIB:,.0f} MiB"
+        if self.kind == "scale_peak":
+            value = "-" if self.ratio is None else f"{self.ratio / MIB:,.0f} MiB"
+            return f"{self.workload:<12} peak RSS at every size (max)  {value:>10} <  {self.limit / MIB:,.0f} MiB"
+        if self.kind == "flat":
+            ratio = _fmt(self.ratio, ".2f", "x")
+            return (f"{self.workload:<12} time per row, slowest/fastest size ({self.peer}) {ratio:>6} <= "
+                    f"{self.limit:.2f}x")
         if self.kind == "workload":
             other = self.peer.split(":", 1)[1]
             what = f"vs paimon-lab {other}"
@@ -88,6 +95,30 @@ def verdicts(workloads: dict[str, Workload], results: dict[str, list[Cell]]) -> 
         if workload.peak_limit is not None:
             out.append(Verdict(name, "peak RSS", float(workload.peak_limit),
                                lab.median_peak_rss if lab else None, "peak"))
+    return out
+
+
+def scale_verdicts(workloads: dict[str, Workload], runs: list[tuple[int, dict[str, list[Cell]]]]) -> list[Verdict]:
+    """``--scale`` targets over all sizes: paimon-lab's time per row (median / rows) may vary by at
+    most ``scale_flatness`` (slowest / fastest size), its median peak RSS stays under
+    ``scale_peak_limit`` at every size. A size where paimon-lab has no measurement fails both."""
+    out = []
+    if len(runs) < 2:
+        return out
+    for name, workload in workloads.items():
+        labs = [(rows, _lab(results.get(name, []))) for rows, results in runs]
+        complete = all(lab is not None and lab.median_seconds for _, lab in labs)
+        if workload.scale_flatness is not None:
+            ratio = None
+            if complete:
+                per_row = [lab.median_seconds / rows for rows, lab in labs]
+                ratio = max(per_row) / min(per_row)
+            sizes = "/".join(f"{rows:,}" for rows, _ in labs)
+            out.append(Verdict(name, sizes, workload.scale_flatness, ratio, "flat"))
+        if workload.scale_peak_limit is not None:
+            peaks = [lab.median_peak_rss for _, lab in labs if lab is not None]
+            peak = max(peaks) if complete and all(p is not None for p in peaks) else None
+            out.append(Verdict(name, "peak RSS", float(workload.scale_peak_limit), peak, "scale_peak"))
     return out
 
 

@@ -163,7 +163,8 @@ def _spawn(spec: dict, timeout: float, python: str | None = None) -> Run:
 
 def run_workload(workload: Workload, system_names: list[str], config: Config, data_path: str,
                  expected: data.Fingerprint, log: Callable[[str], None]) -> list[Cell]:
-    """Setup, one verified warm-up, then ``config.repeat`` timed runs interleaved across systems."""
+    """Setup, one warm-up, then ``config.repeat`` timed runs interleaved across systems; every run is
+    verified (``config.verify``), the warm-up's output also by the other readers of its format."""
     base = os.path.join(config.workdir, workload.name)
     began = time.monotonic()
     if workload.systems is not None:  # a workload for some systems only (e.g. paimon-lab's memory bound)
@@ -188,6 +189,7 @@ def run_workload(workload: Workload, system_names: list[str], config: Config, da
                 "data_path": data_path, "expected": expected.to_json(), "verify": verify,
                 "cell_dir": os.path.join(base, cell.system, "cell"),
                 "run_dir": os.path.join(base, cell.system, run_name), "profile": profile,
+                "cross_check": run_name == "warmup",
                 "shared_dir": os.path.join(config.workdir, "_shared", cell.system),
                 "cache_dir": config.cache_dir or os.path.join(config.workdir, "_cache")}
 
@@ -232,7 +234,7 @@ def run_workload(workload: Workload, system_names: list[str], config: Config, da
         repeat = min(repeat, workload.quick_repeat)
     for i in range(repeat):
         for cell in active():
-            cell.runs.append(execute(cell, "run", f"run{i + 1}"))
+            cell.runs.append(execute(cell, "run", f"run{i + 1}", verify=config.verify))
     if repeat == 0:  # --quick with quick_repeat = 0: the (verified) warm-up is the one measurement
         for cell in active():
             if cell.warmup is not None and cell.warmup.seconds is not None:

@@ -17,16 +17,15 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
-from . import crossrun, data
+from . import crossrun, data, floor
 from .inside import Inside
 from .machine import REPO_ROOT
 
@@ -43,6 +42,9 @@ APPEND_OPTIONS = {"bucket": "-1", "file.format": "parquet",
 # primary key, hence (id, dt); id alone is unique in the data set, so the key is still "id".
 PK_OPTIONS = {**APPEND_OPTIONS, "bucket": "2"}
 PRIMARY_KEYS = ["id", "dt"]
+# paimon-lab's writer keeps at most this much per writer before it sorts and spills a level-0 file
+# (Paimon's default, stated: the streamed scale sizes rely on it to bound memory).
+LAB_PK_OPTIONS = {"write-buffer-size": "256 mb"}
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,15 @@ class System:
         """Upsert ``rows`` into the primary-key table as exactly one commit (latest value wins)."""
         raise NotImplementedError
 
+    def upsert_batches(self, table: Any, batches: Iterable[pa.Table]) -> None:
+        """Upsert the rows of ``batches`` as exactly one commit, holding one batch at a time
+        (streamed data sets)."""
+        raise NotImplementedError(f"{self.label} has no streamed (batch by batch, one commit) upsert here")
+
+    def read_partitions(self, table: Any, column: str, values: Sequence[str]) -> Iterator[pa.Table]:
+        """The latest snapshot read one partition (``column = value``) at a time (streamed data sets)."""
+        raise NotImplementedError(f"{self.label} has no partition-by-partition read here")
+
     def build_pk_state(self, table: Any, commits: Sequence[pa.Table]) -> None:
         """Bring the primary-key table to the state after ``commits`` (untimed setup). By default
         with :meth:`upsert`; a system without a usable upsert may get there another way."""
@@ -304,10 +315,19 @@ class PaimonLab(System):
         catalog = Catalog(warehouse)
         catalog.create_database(TABLE_ID.split(".")[0], ignore_if_exists=True)
         return catalog.create_table(TABLE_ID, schema, primary_keys=PRIMARY_KEYS,
-                                    partition_keys=partition_keys, options=PK_OPTIONS)
+                                    partition_keys=partition_keys, options={**PK_OPTIONS, **LAB_PK_OPTIONS})
 
     def upsert(self, table, rows):
         table.write(rows)
+
+    def upsert_batches(self, table, batches):
+        with table.writer() as w:
+            for rows in batches:
+                w.write(rows)
+
+    def read_partitions(self, table, column, values):
+        for value in values:
+            yield table.to_arrow(filter=f"{column} = '{value}'")
 
     def compact(self, table):
         table.compact(full=True)
@@ -486,9 +506,12 @@ class PyArrowFloor(System):
     """Plain pyarrow: the same per-partition Parquet files with no table format around them.
 
     Write: split rows by partition (one stable sort of the dictionary codes, one ``take``) and
-    ``pq.write_table`` one file per partition into ``dt=<value>/``, zstd level 1 like Paimon.
-    Read: ``pyarrow.dataset`` over the list of those files. No snapshot, manifest or schema
-    files: this is the lower bound a table format's overhead is measured against.
+    ``pq.write_table`` one file per partition into ``dt=<value>/``, the partitions written
+    concurrently on a thread pool (``pq.write_table`` encodes one file on one thread; it releases
+    the GIL). Same compression and encoding rule as paimon-lab (:data:`FLOOR_SETTINGS`).
+    Read: ``pyarrow.dataset`` over the list of those files, ``use_threads=True`` and
+    ``pre_buffer=True``. No snapshot, manifest or schema files: this is the lower bound a table
+    format's overhead is measured against.
     """
 
     name = "pyarrow"
@@ -515,15 +538,10 @@ class PyArrowFloor(System):
         order = np.argsort(codes, kind="stable")
         counts = np.bincount(codes, minlength=len(encoded.dictionary))
         grouped = rows.take(pa.array(order))
-        start = 0
-        for value, count in zip(encoded.dictionary.to_pylist(), counts.tolist()):
-            if count == 0:
-                continue
-            directory = os.path.join(table, f"dt={value}")
-            os.makedirs(directory, exist_ok=True)
-            pq.write_table(grouped.slice(start, count), os.path.join(directory, "data-0.parquet"),
-                           compression=COMPRESSION, compression_level=ZSTD_LEVEL)
-            start += count
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
+        floor.write_partitions(grouped, [(os.path.join(table, f"dt={value}"), start, count) for value, start, count
+                                         in zip(encoded.dictionary.to_pylist(), starts, counts.tolist()) if count],
+                               COMPRESSION, ZSTD_LEVEL)
 
     def _files(self, table):
         # A primary-key "table" keeps every upsert commit in its own commit-<k>/ directory; the
@@ -537,10 +555,8 @@ class PyArrowFloor(System):
         files = self._files(table)
         if not files:
             return data.SCHEMA.empty_table()
-        # pyarrow.dataset over the explicit file list reads the files concurrently (a tighter
-        # floor than a loop of pq.read_table + concat_tables); dt is a column inside the files,
-        # so no partition discovery.
-        return ds.dataset(files, format="parquet").to_table()
+        # dt is a column inside the files, so no partition discovery.
+        return floor.dataset(files).to_table(use_threads=FLOOR_SETTINGS["read_threads"])
 
     def create_pk_table(self, warehouse, schema, partition_keys):
         return self.create_append_table(warehouse, schema, partition_keys)
@@ -552,19 +568,23 @@ class PyArrowFloor(System):
         order = pc.sort_indices(rows, [("dt", "ascending"), ("id", "ascending")])
         rows = rows.take(order)
         k = len(glob.glob(os.path.join(table, "commit-*"))) + 1
-        dts = rows.column("dt")
-        start = 0
-        for value, count in _runs(dts):
-            directory = os.path.join(table, f"commit-{k}", f"dt={value}")
-            os.makedirs(directory, exist_ok=True)
-            pq.write_table(rows.slice(start, count), os.path.join(directory, "data-0.parquet"),
-                           compression=COMPRESSION, compression_level=ZSTD_LEVEL)
+        jobs, start = [], 0
+        for value, count in floor.runs(rows.column("dt")):
+            jobs.append((os.path.join(table, f"commit-{k}", f"dt={value}"), start, count))
             start += count
+        floor.write_partitions(rows, jobs, COMPRESSION, ZSTD_LEVEL)
 
     def read_filtered(self, table, conds):
         files = self._files(table)
         # Row-group statistics let pyarrow skip row groups (and files) that cannot match.
-        return ds.dataset(files, format="parquet").to_table(filter=filter_arrow(conds))
+        return floor.dataset(files).to_table(filter=filter_arrow(conds), use_threads=FLOOR_SETTINGS["read_threads"])
+
+
+FLOOR_SETTINGS = floor.SETTINGS
+
+
+def floor_settings_text() -> str:
+    return floor.settings_text(f"{COMPRESSION} level {ZSTD_LEVEL}")
 
     def count(self, table, conds):
         # From the Parquet footers' row counts where the filter allows (pyarrow.dataset.count_rows).
@@ -826,14 +846,6 @@ class SparkParquet(System):
 
     def spark_read(self, spark, target):
         return spark.read.schema(SPARK_DDL).parquet(target).select("id", "name", "value", "dt")
-
-
-def _runs(sorted_values: pa.ChunkedArray) -> list[tuple[Any, int]]:
-    """(value, run length) of a sorted column, in order."""
-    counts = pc.run_end_encode(sorted_values.combine_chunks())
-    ends = counts.run_ends.to_pylist()
-    values = counts.values.to_pylist()
-    return [(v, e - s) for v, s, e in zip(values, [0] + ends[:-1], ends)]
 
 
 @functools.lru_cache(maxsize=None)

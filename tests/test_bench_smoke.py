@@ -6,6 +6,7 @@ differs from what was written; the other tests check that this verification is n
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -167,3 +168,159 @@ def test_step_targets_compare_one_lap_of_two_systems():
         step = [v for v in found if v.kind == "step"]
         assert [(v.step, v.peer, v.limit, v.outcome) for v in step] == [("read", "spark_parquet", 1.5, outcome)]
         assert "read vs Spark Parquet's" in step[0].describe()
+
+
+def test_every_timed_run_is_verified(tmp_path):
+    """Not only the warm-up: each timed run's output is fingerprinted (after its clock stopped)."""
+    from bench.runner import Config, run_workload
+    from bench.workloads import get
+
+    rows = data.generate(500)
+    path = str(tmp_path / "data.arrow")
+    data.save(rows, path)
+    config = Config(500, 2, True, str(tmp_path / "work"), 300)
+    cells = run_workload(get("read"), ["pyarrow"], config, path, data.fingerprint(rows), lambda m: None)
+    assert cells[0].status == "ok", cells[0].reason
+    assert len(cells[0].runs) == 2 and all(r.fingerprints for r in [cells[0].warmup, *cells[0].runs])
+    assert all(data.Fingerprint.from_json(fp) == data.fingerprint(rows)
+               for r in cells[0].runs for fp in r.fingerprints.values())
+
+
+def test_every_workload_verifies_its_runs():
+    """Every registered workload fingerprints what its runs produced (the base verify returns
+    nothing, which the worker reports as an error)."""
+    from bench.workloads import Workload, all_workloads
+
+    lazy = [name for name, w in all_workloads().items() if type(w).verify is Workload.verify]
+    assert lazy == []
+
+
+def test_streamed_data_set_matches_its_batches(monkeypatch, tmp_path):
+    """Above BATCH_ROWS the data set is made, saved and fingerprinted batch by batch: the file holds
+    exactly the generated batches, ids stay unique, and batch 0 is the unbatched data set."""
+    monkeypatch.setattr(data, "BATCH_ROWS", 1000)
+    path = str(tmp_path / "data.arrow")
+    fp = data.write_data_set(2500, path)
+    batches = list(data.read_batches(path))
+    assert [b.num_rows for b in batches] == [1000, 1000, 500]
+    whole = pa.concat_tables(batches)
+    assert fp == data.fingerprint(whole) and fp.rows == 2500
+    assert len(set(whole.column("id").to_pylist())) == 2500
+    assert batches[0].equals(data.generate(1000))
+    acc = data.Accumulator()
+    for b in reversed(batches):  # any order, any piece sizes
+        acc.add(b)
+    assert acc.result() == fp
+
+
+def test_paused_time_is_left_out_of_a_lap():
+    import time
+
+    from bench.workloads import Context
+
+    ctx = Context(rows=1, data_path="", expected=None, cell_dir="", run_dir="")
+    with ctx.lap("step"):
+        for _ in ctx.paused_iter(time.sleep(0.05) or i for i in range(2)):
+            pass
+    assert 0 <= ctx.laps["step"] < ctx.paused_seconds and ctx.paused_seconds >= 0.1
+
+
+def test_scale_targets_check_flatness_and_peak():
+    from bench import report
+    from bench.runner import Cell, Run
+    from bench.workloads import get
+
+    def results(rows, seconds, peak):
+        return {"pk_read": [Cell("pk_read", "paimon_lab", runs=[Run("ok", seconds, peak_rss=peak)])]}
+
+    flat = report.scale_verdicts({"pk_read": get("pk_read")}, [(10, results(10, 1.0, 2 ** 20)),
+                                                                (100, results(100, 12.0, 2 ** 30))])
+    assert [(v.kind, v.outcome) for v in flat] == [("flat", "PASS"), ("scale_peak", "PASS")]
+    steep = report.scale_verdicts({"pk_read": get("pk_read")}, [(10, results(10, 1.0, 2 ** 20)),
+                                                                 (100, results(100, 16.0, 3 * 2 ** 30))])
+    assert [(v.kind, v.outcome) for v in steep] == [("flat", "FAIL"), ("scale_peak", "FAIL")]
+    assert round(steep[0].ratio, 2) == 1.6
+
+
+@pytest.mark.slow
+def test_streamed_pk_scale_run(tmp_path):
+    """The PK workloads above BATCH_ROWS (lowered here) stream their input through one writer and
+    read back partition by partition; every run verifies, and --strict-targets checks the curve."""
+    env = {**os.environ, "PAIMON_BENCH_BATCH_ROWS": "2000"}
+    out = tmp_path / "scale.json"
+    proc = subprocess.run([sys.executable, "-m", "bench", "--scale", "2000,6000", "--only", "pk_upsert", "pk_read",
+                           "pk_compact", "--systems", "paimon_lab", "--repeat", "1", "--json", str(out),
+                           "--chart", str(tmp_path / "scale")], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=900, env=env)
+    assert proc.returncode in (0, 3), proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    big = {r["workload"]: r for r in doc["sizes"][1]["results"]}
+    assert all(r["status"] == "ok" and r["warmup"]["fingerprints"] and r["runs"][0]["fingerprints"]
+               for r in big.values()), big
+    assert {v["kind"] for v in doc["scale_targets"]} == {"flat", "scale_peak"}
+    assert "Scale targets" in proc.stdout
+
+
+def _headline_doc(rows=1000):
+    from bench import machine
+
+    info = {**machine.describe(), "load_average_after": [1.0, 1.0, 1.0]}
+
+    def cell(workload, system, seconds, **extra):
+        return {"workload": workload, "system": system, "status": "ok", "reason": "", "median_seconds": seconds,
+                "median_cpu_seconds": seconds * 2 / 3, "median_laps": {}, "median_peak_rss": 2 ** 30, **extra}
+
+    group1 = {"machine": info, "results": [cell("append", "paimon_lab", 0.3), cell("append", "pyarrow", 0.6)]}
+    group2 = {"machine": info, "results": [cell("pk_upsert", "paimon_lab", 0.6), cell("pk_compact", "paimon_lab", 0.9),
+                                           cell("memory_bound", "paimon_lab", 8.0)]}
+    from bench import systems
+
+    return {"commit": "abc1234-dirty", "date": "2026-11-27 07:00 UTC", "rows": rows, "repeat": 3,
+            "floor": systems.floor_settings_text(),
+            "groups": [{"workloads": ["append"], "excluded": [], "why": "", "exit_code": 0, "result": group1},
+                       {"workloads": ["pk_upsert"], "excluded": ["pypaimon"], "why": "pypaimon left out", "exit_code": 0,
+                        "result": group2}]}
+
+
+HEADLINE_LINE = re.compile(r"Measured by `python -m bench --headline` at commit `[0-9a-f]{7,}(-dirty)?` on "
+                           r"\d{4}-\d\d-\d\d \d\d:\d\d UTC: [\d,]+ rows, .*load average")
+
+
+def _check_block(block):
+    from bench import headline
+
+    lines = block.splitlines()
+    assert lines[0] == headline.START and lines[-1] == headline.END
+    assert HEADLINE_LINE.search(lines[1]), lines[1]
+    assert "pyarrow floor" in lines[1]
+    table = [line for line in lines if line.startswith("|")]
+    assert table[0].startswith("| workload | paimon-lab |") and table[1] == "|---|---|---|"
+    assert len(table) >= 3 and all(line.count("|") == 4 for line in table)
+    return table
+
+
+def test_headline_block_renders_and_replaces(tmp_path):
+    from bench import headline
+
+    block = headline.render(_headline_doc())
+    table = _check_block(block)
+    assert "| append ingest | 0.30 s (cpu 0.20 s) | 0.50x pyarrow (floor) (cpu 0.50x) |" in table
+    assert any("1.50x one upsert commit" in line for line in table)
+    assert "pypaimon left out." in block
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{headline.START}\nold\n{headline.END}\n\nafter\n")
+    headline.rewrite_readme(str(readme), block)
+    assert readme.read_text() == f"# x\n\n{block}\n\nafter\n"
+    assert headline.block_of(str(readme)) == block
+
+
+def test_readme_headline_block_is_generated():
+    """README.md's Benchmarks table is the output of `python -m bench --headline` (well-formed,
+    naming the commit, date and load it was measured at), not hand-edited figures."""
+    from bench import headline
+
+    block = headline.block_of(str(REPO_ROOT / "README.md"))
+    assert block is not None, "README.md has no (or more than one) headline block"
+    _check_block(block)
+    doc = json.loads((REPO_ROOT / headline.DEFAULT_JSON).read_text())
+    assert block == headline.render(doc)  # the committed figures are the committed document's

@@ -6,9 +6,15 @@ harness runs, in fresh subprocesses and per system:
 
 * :meth:`Workload.setup` once (untimed; e.g. write the table a read workload scans),
 * then for every run: :meth:`Workload.prepare` (untimed), :meth:`Workload.run` (timed, with
-  peak memory), and either :meth:`Workload.verify` (the warm-up run: full row count + checksum
-  comparison) or :meth:`Workload.check` (timed runs: cheap checks only, so they do not inflate
-  the measured memory).
+  peak memory), then, after the clock has stopped and the peak has been read, :meth:`Workload.check`
+  (cheap checks) and :meth:`Workload.verify` (row count + order-free checksum of what the run
+  produced, compared with :meth:`Workload.expected`). Every run is verified, the warm-up and each
+  timed run; only the warm-up's read-backs also go through the other implementations of the same
+  table format (``ctx.cross_check``).
+
+Data sets above ``bench.data.BATCH_ROWS`` rows are *streamed* (``ctx.streamed``): workloads that
+support it feed their input in batches and fingerprint their output piece by piece, so nothing
+holds all rows at once; the others raise ``NotImplementedError`` there (the cell is ``n/a``).
 
 ``targets`` maps a peer system to the largest allowed ratio paimon-lab time / peer time;
 ``workload_targets`` maps another workload to the largest allowed ratio of paimon-lab's median
@@ -39,6 +45,8 @@ import pyarrow as pa
 from ..data import Fingerprint
 from ..systems import System
 
+_END = object()
+
 
 @dataclass
 class Context:
@@ -51,20 +59,49 @@ class Context:
     run_dir: str            # fresh for every run, deleted afterwards
     shared_dir: str = ""    # persists for the whole invocation, per system: tables several workloads reuse
     cache_dir: str = ""     # persists across invocations (--cache-dir): tables that are slow to build
+    cross_check: bool = False  # the warm-up: read back by the other implementations too
     laps: dict[str, float] = field(default_factory=dict)
     # the clock of laps: the worker's, or the seconds a system measured inside its own runtime
     clock: Callable[[], float] = time.perf_counter
+    paused_seconds: float = 0.0  # time spent in paused() (subtracted from the laps it falls in)
     _data: pa.Table | None = field(default=None, repr=False)
+
+    @property
+    def streamed(self) -> bool:
+        """The data set is larger than one batch: input and output must be streamed."""
+        from ..data import BATCH_ROWS
+
+        return self.rows > BATCH_ROWS
 
     @contextlib.contextmanager
     def lap(self, name: str) -> Iterator[None]:
-        """Time one step of a multi-step run (``perf_counter``, or the system's inside clock);
-        kept in ``laps``."""
+        """Time one step of a multi-step run (``perf_counter``, or the system's inside clock),
+        minus :meth:`paused` time inside it; kept in ``laps``."""
+        start, paused = self.clock(), self.paused_seconds
+        try:
+            yield
+        finally:
+            self.laps[name] = self.clock() - start - (self.paused_seconds - paused)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Work inside a lap that is not part of the measured operation (making the next input
+        batch, fingerprinting an output piece): its time is left out of the lap."""
         start = self.clock()
         try:
             yield
         finally:
-            self.laps[name] = self.clock() - start
+            self.paused_seconds += self.clock() - start
+
+    def paused_iter(self, items):
+        """``items`` with the work of producing each item left out of the laps (see :meth:`paused`)."""
+        it = iter(items)
+        while True:
+            with self.paused():
+                item = next(it, _END)
+            if item is _END:
+                return
+            yield item
 
     @property
     def data(self) -> pa.Table:
@@ -85,6 +122,10 @@ class Workload:
     workload_targets: dict[str, float] = {}  # other workload -> max ratio of paimon-lab's medians
     step_targets: dict[str, dict[str, float]] = {}  # lap -> {peer system: max paimon-lab/peer median lap}
     peak_limit: int | None = None    # max paimon-lab median peak RSS (bytes)
+    # --scale (two sizes or more): max ratio of paimon-lab's slowest to fastest time per row, and
+    # a bound on its median peak RSS at every size (bytes)
+    scale_flatness: float | None = None
+    scale_peak_limit: int | None = None
     max_repeat: int | None = None    # cap on timed runs (slow workloads); None: --repeat
     # Timed runs with --quick (None: --repeat). 0: the verified warm-up run is the one measurement
     # (no extra process), which keeps CI's smoke run of all workloads short.
@@ -121,11 +162,12 @@ class Workload:
         raise NotImplementedError
 
     def verify(self, ctx: Context, system: System, state: Any, result: Any) -> dict[str, Fingerprint]:
-        """Full correctness check: fingerprints of what was read back, by who read it."""
+        """Full correctness check of every run (after the clock stops): fingerprints of what the
+        run produced or wrote (read back), by who read it; must not be empty."""
         return {}
 
     def check(self, ctx: Context, system: System, state: Any, result: Any) -> list[str]:
-        """Cheap per-run check (no big allocations); returns problems."""
+        """Cheap extra check of every run (e.g. the row count); returns problems."""
         return []
 
 

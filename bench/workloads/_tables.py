@@ -12,9 +12,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
-from typing import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -27,22 +28,48 @@ from . import Context
 NUM_COMMITS = 3
 
 
+def _commit_rows(rows: pa.Table, k: int, i: int = 0) -> pa.Table:
+    """Batch ``i`` of commit ``k``: the input batch with ``value`` and ``name`` drawn from the seed
+    ``batch_seed(SEED + 1000 + k, i)``."""
+    rng = np.random.default_rng(data.batch_seed(data.SEED + 1000 + k, i))
+    n = rows.num_rows
+    values = pa.array(rng.standard_normal(n) * 1000.0)
+    names = pc.binary_join_element_wise(f"v{k}-", pc.cast(pa.array(rng.integers(0, 10 ** 6, n)), pa.string()), "")
+    return rows.set_column(2, "value", values).set_column(1, "name", names)
+
+
 def upsert_commits(ctx: Context) -> list[pa.Table]:
     """Commit k (0-based) holds every input key with values drawn from seed ``SEED + 1000 + k``."""
-    rows = ctx.data
-    out = []
-    for k in range(NUM_COMMITS):
-        rng = np.random.default_rng(data.SEED + 1000 + k)
-        n = rows.num_rows
-        values = pa.array(rng.standard_normal(n) * 1000.0)
-        names = pc.binary_join_element_wise(f"v{k}-", pc.cast(pa.array(rng.integers(0, 10 ** 6, n)), pa.string()), "")
-        out.append(rows.set_column(2, "value", values).set_column(1, "name", names))
-    return out
+    if ctx.streamed:
+        raise NotImplementedError(f"{ctx.rows:,} rows are streamed: use commit_batches")
+    return [_commit_rows(ctx.data, k) for k in range(NUM_COMMITS)]
+
+
+def commit_batches(ctx: Context, k: int) -> Iterator[pa.Table]:
+    """Commit ``k`` one input batch at a time (streamed data sets; the same rows as
+    :func:`upsert_commits` when there is one batch)."""
+    for i, rows in enumerate(data.read_batches(ctx.data_path)):
+        yield _commit_rows(rows, k, i)
 
 
 def pk_final(ctx: Context) -> pa.Table:
     """The model of the primary-key table after the commits: the last commit's rows."""
     return upsert_commits(ctx)[-1]
+
+
+def pk_final_fingerprint(ctx: Context) -> data.Fingerprint:
+    """The fingerprint of :func:`pk_final`; for streamed data sets made batch by batch and kept
+    next to the data file (every run's verification needs it)."""
+    if not ctx.streamed:
+        return data.fingerprint(pk_final(ctx))
+    path = f"{ctx.data_path}.pk_final.json"
+    if not os.path.exists(path):
+        fp = data.fingerprint_pieces(commit_batches(ctx, NUM_COMMITS - 1))
+        with open(path + ".tmp", "w") as f:
+            json.dump(fp.to_json(), f)
+        os.replace(path + ".tmp", path)
+    with open(path) as f:
+        return data.Fingerprint.from_json(json.load(f))
 
 
 def _build_once(directory: str, build: Callable[[str], None]) -> str:
@@ -60,7 +87,11 @@ def shared_pk_table(ctx: Context, system: System) -> str:
     """Warehouse of the system's primary-key table after the three upsert commits."""
     def build(wh):
         table = system.create_pk_table(wh, data.SCHEMA, data.PARTITION_KEYS)
-        system.build_pk_state(table, upsert_commits(ctx))
+        if ctx.streamed:
+            for k in range(NUM_COMMITS):
+                system.upsert_batches(table, commit_batches(ctx, k))
+        else:
+            system.build_pk_state(table, upsert_commits(ctx))
 
     return _build_once(os.path.join(ctx.shared_dir, f"pk-{ctx.rows}"), build)
 
@@ -99,12 +130,18 @@ def fresh_copy(ctx: Context, system: System, source: str, dest: str) -> str:
     return dest
 
 
-def read_back_all(system: System, warehouse: str, expected: data.Fingerprint) -> dict[str, data.Fingerprint]:
-    """Fingerprints of the table in ``warehouse`` read by the system itself and by every other
-    available system of the same table format (each in its own interpreter, see
-    :func:`bench.systems.read_back`)."""
+def read_back_all(system: System, warehouse: str, expected: data.Fingerprint,
+                  ctx: Context | None = None) -> dict[str, data.Fingerprint]:
+    """Fingerprints of the table in ``warehouse`` read by the system itself and, in the warm-up
+    (``ctx.cross_check``, or without a ``ctx``), by every other available system of the same
+    table format (each in its own interpreter, see :func:`bench.systems.read_back`). A streamed
+    data set is read back by the system itself, one partition at a time."""
     from ..systems import read_back, readers_of
 
+    if ctx is not None and ctx.streamed:
+        table = system.open(warehouse)
+        return {system.name: data.fingerprint_pieces(system.read_partitions(table, "dt", data.DATES))}
+    names = readers_of(system) if ctx is None or ctx.cross_check else [system.name]
     return {name: data.fingerprint_like(system.read(system.open(warehouse)) if name == system.name
                                         else read_back(name, warehouse), expected)
-            for name in readers_of(system)}
+            for name in names}

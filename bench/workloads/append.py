@@ -26,4 +26,4 @@ class Append(Workload):
         # Read the table back with the writer's own reader and, for Paimon tables, with every
         # other available Paimon implementation too: a table one of them wrote must read the
         # same in the other (this is what makes paimon-lab's files real Paimon tables).
-        return read_back_all(system, ctx.run_dir, ctx.expected)
+        return read_back_all(system, ctx.run_dir, ctx.expected, ctx)
