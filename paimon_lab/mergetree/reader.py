@@ -448,42 +448,30 @@ class MergeReader:
         offsets = np.zeros(len(slims) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         winners = self._winners(slims, by_position)   # positions in the concatenation, in key order
-        first = int(np.searchsorted(offsets, winners.min(), side="right")) - 1 if len(winners) else 0
-        if len(winners) and winners.max() < offsets[first + 1]:   # every winner in one file
-            w_file = None
-            counts = np.zeros(len(readers), dtype=np.int64)
-            counts[first] = len(winners)
-        else:
-            w_file = np.searchsorted(offsets, winners, side="right") - 1
-            counts = np.bincount(w_file, minlength=len(readers))
-
-        # Phase 2: kinds and values of the winners only, from the files that hold them.
+        # Phase 2: kinds and values of the files holding winners, read whole (decoding is per
+        # page anyway), and one gather of the winners from their concatenation, in key order.
+        w_file = np.searchsorted(offsets, winners, side="right") - 1
+        holders = np.flatnonzero(np.bincount(w_file, minlength=len(readers)))
         values, from_keys = self._value_read(needed)
         cols = [VALUE_KIND] + values
-        single = np.count_nonzero(counts) == 1
-        order = None if single else np.argsort(w_file, kind="stable")  # by file, key order inside
-        parts, start = [], 0
-        for i, r in enumerate(readers):
-            n = int(counts[i])
-            if n == 0:
-                continue
-            local = (winners if single else winners[order[start:start + n]]) - offsets[i]
-            start += n
-            whole = n == sizes[i] and bool(np.all(local[1:] > local[:-1])) if n > 1 else n == sizes[i]
-            rows = local if kept[i] is None else kept[i][local]
-            part = r.read(cols)
-            if not (whole and kept[i] is None and n == part.num_rows):
-                part = part.take(pa.array(rows))
-            if from_keys:
-                keys = slims[i].select(from_keys) if whole else slims[i].select(from_keys).take(pa.array(local))
-                for c in from_keys:
-                    part = part.append_column(keys.schema.field(c), keys.column(c))
-            parts.append(part)
+        parts = [readers[i].read(cols) for i in holders]
+        rows_at = np.zeros(len(readers) + 1, dtype=np.int64)   # where each file's rows start in parts
+        rows_at[holders + 1] = [p.num_rows for p in parts]
+        np.cumsum(rows_at, out=rows_at)
+        local = winners - offsets[w_file]
+        for i in holders:
+            if kept[i] is not None:                            # slim rows -> file rows
+                in_file = w_file == i
+                local[in_file] = kept[i][local[in_file]]
+        at = rows_at[w_file] + local
         merged = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-        if order is not None:                                # back to key order
-            inverse = np.empty(len(order), dtype=np.int64)
-            inverse[order] = np.arange(len(order), dtype=np.int64)
-            merged = merged.take(pa.array(inverse))
+        if not (len(at) == merged.num_rows and bool(np.all(at == np.arange(len(at))))):
+            merged = merged.take(pa.array(at))
+        if from_keys:
+            keys = (pa.concat_tables(slims) if len(slims) > 1 else slims[0]).select(from_keys)
+            keys = keys.take(pa.array(winners)) if len(winners) != keys.num_rows else keys
+            for c in from_keys:
+                merged = merged.append_column(keys.schema.field(c), keys.column(c))
         retract = _retract_np(merged.column(VALUE_KIND).to_numpy())
         if retract.any():
             merged = merged.filter(pa.array(~retract))
