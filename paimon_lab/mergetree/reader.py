@@ -268,21 +268,30 @@ class MergeReader:
         except TypeError:
             return True
 
-    def disjoint(self, files: Sequence[DataFileMeta]) -> list[DataFileMeta] | None:
-        """``files`` in key order if no two key ranges overlap (no merge needed), else None."""
+    def sections(self, files: Sequence[DataFileMeta]) -> list[list[int]] | None:
+        """Indices of ``files`` grouped into sections by key range, sections in key order: a file
+        shares no key with any file of another section (so only a section of several files needs
+        a merge). Inside a section the indices keep their order in ``files``. None when the key
+        ranges cannot be compared (one section of everything)."""
         if len(files) <= 1:
-            return list(files)
+            return [list(range(len(files)))]
         ranges = self._key_ranges(files)
         if ranges is None or any(None in lo or None in hi for lo, hi in ranges):
             return None
         try:
             order = sorted(range(len(files)), key=lambda i: ranges[i][0])
+            out, high = [[order[0]]], ranges[order[0]][1]
+            for i in order[1:]:
+                low_i, high_i = ranges[i]
+                if high < low_i:
+                    out.append([i])
+                    high = high_i
+                else:
+                    out[-1].append(i)
+                    high = max(high, high_i)
         except TypeError:
             return None
-        for a, b in zip(order, order[1:]):
-            if self._overlap(ranges[a], ranges[b]):
-                return None
-        return [files[i] for i in order]
+        return [sorted(section) for section in out]
 
     def ordered_by_position(self, files: Sequence[DataFileMeta]) -> bool:
         """True if concatenating ``files`` in this order puts every key's versions in merge order:
@@ -357,12 +366,23 @@ class MergeReader:
                     readers.pop().close()
             if not readers:
                 return self._empty(needed)
-            metas = [r.meta for r in readers]
-            in_order = self.disjoint(metas)
-            if in_order is not None:
-                by_name = {r.meta.file_name: r for r in readers}
-                return self._read_disjoint([by_name[f.file_name] for f in in_order], needed, key_pred)
-            return self._read_overlapping(readers, needed, key_pred, ignore_delete)
+            groups = self.sections([r.meta for r in readers])
+            if groups is None:
+                return self._read_overlapping(readers, needed, key_pred, ignore_delete)
+            # Java's IntervalPartition: runs of sections holding one file are read straight
+            # through; only sections whose files overlap are merged.
+            parts, plain = [], []
+            for group in groups:
+                if len(group) == 1:
+                    plain.append(readers[group[0]])
+                    continue
+                if plain:
+                    parts.append(self._read_disjoint(plain, needed, key_pred))
+                    plain = []
+                parts.append(self._read_overlapping([readers[i] for i in group], needed, key_pred, ignore_delete))
+            if plain:
+                parts.append(self._read_disjoint(plain, needed, key_pred))
+            return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         finally:
             for r in readers:
                 r.close()
