@@ -87,6 +87,8 @@ def test_wide_cdc_checks_every_read_against_its_state():
     workload = w.WideCdc()
     assert states[1].num_rows < states[-1].num_rows                                 # inserts
     assert not workload.check(ctx, None, None, states[1:])
+    reordered = [s.take(pa.array(range(s.num_rows - 1, -1, -1))) for s in states[1:]]
+    assert not workload.check(ctx, None, None, reordered)                          # any row order
     assert workload.check(ctx, None, None, [states[1], states[1], states[3], states[4]])  # stale read
     amounts = states[4].column("amount_0").to_pylist()
     changed = states[4].set_column(1, "amount_0", pa.array(amounts[:-1] + [None], w.DEC))
