@@ -248,6 +248,18 @@ def test_sections_merge_only_overlapping_files_and_keep_key_order(catalog):
     same(t.to_arrow(filter="k BETWEEN 90 AND 460"), slow(t, filter="k BETWEEN 90 AND 460"))
 
 
+def test_interleaved_runs_where_every_row_wins(catalog):
+    """Two runs whose key ranges overlap but share no key: every row wins, yet the winners are
+    interleaved, so keys and values must still be gathered into key order together."""
+    t = pk_table(catalog, bucket="1")
+    t.write(kv_rows([1, 3, 5, 7], 1.0, "odd"))
+    t.write(kv_rows([2, 4, 6, 8], 2.0, "even"))
+    got = t.to_arrow()
+    assert got["k"].to_pylist() == list(range(1, 9))
+    assert got["s"].to_pylist() == [f"{'odd' if k % 2 else 'even'}{k}" for k in range(1, 9)]
+    assert got.to_pylist() == slow(t).sort_by("k").to_pylist()
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(0, 900), st.integers(1, 150), st.integers(1, 3),
                           st.sampled_from(["+I", "-D", "mixed"])), min_size=1, max_size=6),

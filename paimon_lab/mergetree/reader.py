@@ -67,6 +67,11 @@ def _prunable(t: pa.DataType) -> bool:
     return pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
+def _identity(positions: np.ndarray, rows: int) -> bool:
+    """Whether taking ``positions`` from ``rows`` rows gives them all, in order (no gather needed)."""
+    return len(positions) == rows and bool(np.all(positions == np.arange(rows)))
+
+
 def _last_positions(runs: list[np.ndarray]) -> np.ndarray:
     """Position (in the concatenation of ``runs``, oldest first) of each key's last occurrence,
     in key order. A run whose keys equal a newer run's (the same key set upserted again) loses
@@ -485,11 +490,11 @@ class MergeReader:
                 local[in_file] = kept[i][local[in_file]]
         at = rows_at[w_file] + local
         merged = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-        if not (len(at) == merged.num_rows and bool(np.all(at == np.arange(len(at))))):
+        if not _identity(at, merged.num_rows):
             merged = merged.take(pa.array(at))
         if from_keys:
             keys = (pa.concat_tables(slims) if len(slims) > 1 else slims[0]).select(from_keys)
-            keys = keys.take(pa.array(winners)) if len(winners) != keys.num_rows else keys
+            keys = keys if _identity(winners, keys.num_rows) else keys.take(pa.array(winners))
             for c in from_keys:
                 merged = merged.append_column(keys.schema.field(c), keys.column(c))
         retract = _retract_np(merged.column(VALUE_KIND).to_numpy())
