@@ -12,8 +12,11 @@ version of a key is the whole answer, so :class:`MergeReader` works in two phase
 
 Cheaper still, and used whenever it applies:
 
-* files whose key ranges (``min_key``/``max_key`` in the file metadata) do not overlap need no
-  merge at all: each key has one version, so rows are only filtered (-U/-D rows dropped);
+* the bucket's files are split into sections by key range (``min_key``/``max_key`` in the file
+  metadata; Java's IntervalPartition): a section of one file needs no merge (each key has one
+  version, so rows are only filtered, -U/-D rows dropped); only sections of overlapping files are
+  merged, and the sections are concatenated in key order;
+* the winners' values are gathered once from the files that hold any, read whole;
 * when every two files whose key ranges overlap have ordered sequence ranges, the position
   after concatenating the files oldest first *is* the merge order, so ``_SEQUENCE_NUMBER`` is not
   read and a single integer key is sorted with numpy's stable sort (timsort: near linear on
