@@ -476,12 +476,28 @@ class MergeReader:
         offsets = np.zeros(len(slims) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         winners = self._winners(slims, by_position)   # positions in the concatenation, in key order
+        values, from_keys = self._value_read(needed)
+        cols = [VALUE_KIND] + values
+        first = int(np.searchsorted(offsets, winners[0], side="right")) - 1
+        start, stop = int(winners[0] - offsets[first]), int(winners[-1] - offsets[first]) + 1
+        if winners[-1] < offsets[first + 1] and len(winners) == stop - start and \
+                bool(np.all(winners[1:] > winners[:-1])):
+            # The winners are consecutive rows of one file (typically the newest run holding
+            # every key): a slice, no gather.
+            merged = readers[first].read(cols)
+            rows = kept[first]
+            if rows is not None:
+                merged = merged.take(pa.array(rows[start:stop]))
+            elif stop - start < merged.num_rows:
+                merged = merged.slice(start, stop - start)
+            for c in from_keys:
+                merged = merged.append_column(layout.arrow_schema.field(c), slims[first].column(c).slice(start, stop - start))
+            return self._finish_overlapping(merged, needed)
+
         # Phase 2: kinds and values of the files holding winners, read whole (decoding is per
         # page anyway), and one gather of the winners from their concatenation, in key order.
         w_file = np.searchsorted(offsets, winners, side="right") - 1
         holders = np.flatnonzero(np.bincount(w_file, minlength=len(readers)))
-        values, from_keys = self._value_read(needed)
-        cols = [VALUE_KIND] + values
         parts = [readers[i].read(cols) for i in holders]
         rows_at = np.zeros(len(readers) + 1, dtype=np.int64)   # where each file's rows start in parts
         rows_at[holders + 1] = [p.num_rows for p in parts]
@@ -500,6 +516,10 @@ class MergeReader:
             keys = keys if _identity(winners, keys.num_rows) else keys.take(pa.array(winners))
             for c in from_keys:
                 merged = merged.append_column(keys.schema.field(c), keys.column(c))
+        return self._finish_overlapping(merged, needed)
+
+    def _finish_overlapping(self, merged: pa.Table, needed: list[str]) -> pa.Table:
+        """Winning rows minus -U/-D winners (the key is gone), as the table's columns."""
         retract = _retract_np(merged.column(VALUE_KIND).to_numpy())
         if retract.any():
             merged = merged.filter(pa.array(~retract))
