@@ -33,7 +33,8 @@ def test_bench_quick_runs_and_verifies(tmp_path):
     assert {r["workload"] for r in doc["results"]} >= {
         "append", "read", "pk_upsert", "pk_read", "pk_compact", "point_filter", "pk_delete", "time_travel",
         "planning", "planning_cold", "planning_first", "memory_bound", "spark", "pk_compact_fresh", "point_filter_sql",
-        "count", "count_sql", "min_max", "min_max_sql"}
+        "count", "count_sql", "min_max", "min_max_sql",
+        "wide_cdc", "wide_cdc_compacted"}
     assert "planning_large" not in {r["workload"] for r in doc["results"]}  # opt-in: not in CI's smoke run
     lab = {r["workload"]: r for r in doc["results"] if r["system"] == "paimon_lab"}
     # The Spark workload is n/a (with the reason) where there is no Java or PySpark >= 4.1.
@@ -80,6 +81,27 @@ def test_fingerprint_is_order_free_but_content_sensitive():
     changed = table.set_column(2, "value", pa.array([values[0] + 1e-9] + values[1:]))
     assert expected.diff(data.fingerprint(changed))                              # a changed value
     assert data.generate(1000).equals(table)                                     # fixed seed
+
+
+def test_wide_cdc_checks_every_read_against_its_state():
+    """wide_cdc's check() compares each lap's read with the model of the state it read: a read of
+    an older state, or one with a changed value, is reported."""
+    from bench.workloads import Context
+    from bench.workloads import wide_cdc as w
+
+    ctx = Context(rows=2000, data_path="", expected=None, cell_dir="", run_dir="")
+    states = w.states(2000)
+    workload = w.WideCdc()
+    assert states[1].num_rows < states[-1].num_rows                                 # inserts
+    assert not workload.check(ctx, None, None, states[1:])
+    reordered = [s.take(pa.array(range(s.num_rows - 1, -1, -1))) for s in states[1:]]
+    assert not workload.check(ctx, None, None, reordered)                          # any row order
+    assert workload.check(ctx, None, None, [states[1], states[1], states[3], states[4]])  # stale read
+    amounts = states[4].column("amount_0").to_pylist()
+    changed = states[4].set_column(1, "amount_0", pa.array(amounts[:-1] + [None], w.DEC))
+    problems = workload.check(ctx, None, None, states[1:4] + [changed])
+    assert problems and problems[0].startswith("cdc4")
+    assert workload.check(ctx, None, None, states[1:4])                             # a lap missing
 
 
 def test_worker_reports_a_mismatch(tmp_path):

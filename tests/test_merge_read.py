@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from paimon_lab import SchemaChange as C
 from paimon_lab.mergetree import reader as merge_read
@@ -206,16 +208,85 @@ def test_files_without_overlap_are_not_merged(catalog, monkeypatch):
     t.write(kv_rows(range(100, 200), 2.0, "b"))
     t.write(kv_rows([150], 0.0, "x"), row_kinds=["-D"])
     split = t.plan()[0]
-    assert merge_read.MergeReader(t.store, split.partition, split.bucket).disjoint(split.files[:2]) is not None
-    assert merge_read.MergeReader(t.store, split.partition, split.bucket).disjoint(split.files) is None
+    reader = merge_read.MergeReader(t.store, split.partition, split.bucket)
+    names = [f.file_name for f in split.files]
+    assert reader.sections(split.files[:2]) == [[0], [1]]
+    sections = reader.sections(split.files)
+    assert sorted(map(sorted, sections)) == [[names.index(split.files[0].file_name)],
+                                             sorted(names.index(f.file_name) for f in split.files[1:])]
     calls = []
     original = merge_read.MergeReader._read_overlapping
     monkeypatch.setattr(merge_read.MergeReader, "_read_overlapping",
-                        lambda self, *a: calls.append(1) or original(self, *a))
+                        lambda self, readers, *a: calls.append(sorted(r.meta.min_key for r in readers))
+                        or original(self, readers, *a))
     got = t.to_arrow(snapshot_id=2)
     assert got["k"].to_pylist() == list(range(200)) and not calls
     got = t.to_arrow()
-    assert 150 not in got["k"].to_pylist() and got.num_rows == 199 and calls
+    # only the section of keys 100..199 (two files) is merged; keys 0..99 are read straight through
+    assert got["k"].to_pylist() == [k for k in range(200) if k != 150]
+    assert len(calls) == 1 and len(calls[0]) == 2
+
+
+def test_sections_merge_only_overlapping_files_and_keep_key_order(catalog):
+    t = pk_table(catalog, bucket="1")
+    t.write(kv_rows(range(100), 1.0, "a"))              # section A: 0..99 and its update below
+    t.write(kv_rows(range(200, 300), 1.0, "b"))         # section B: 200..299, alone
+    t.write(kv_rows(range(400, 500), 1.0, "c"))         # section C: 400..499 and its updates below
+    t.write(kv_rows([10, 20, 99], 2.0, "A"))
+    t.write(kv_rows([450, 499, 600], 3.0, "C"), row_kinds=["+U", "-D", "+I"])
+    split = t.plan()[0]
+    reader = merge_read.MergeReader(t.store, split.partition, split.bucket)
+    assert sorted(len(s) for s in reader.sections(split.files)) == [1, 2, 2]
+    model = {k: f"a{k}" for k in range(100)} | {k: f"b{k}" for k in range(200, 300)} | \
+        {k: f"c{k}" for k in range(400, 500)}
+    model |= {10: "A10", 20: "A20", 99: "A99", 450: "C450", 600: "C600"}
+    del model[499]
+    got = t.to_arrow()
+    assert got["k"].to_pylist() == sorted(model)                        # key order across sections
+    assert got["s"].to_pylist() == [model[k] for k in sorted(model)]
+    same(got, slow(t))
+    same(t.to_arrow(filter="k BETWEEN 90 AND 460"), slow(t, filter="k BETWEEN 90 AND 460"))
+
+
+def test_interleaved_runs_where_every_row_wins(catalog):
+    """Two runs whose key ranges overlap but share no key: every row wins, yet the winners are
+    interleaved, so keys and values must still be gathered into key order together."""
+    t = pk_table(catalog, bucket="1")
+    t.write(kv_rows([1, 3, 5, 7], 1.0, "odd"))
+    t.write(kv_rows([2, 4, 6, 8], 2.0, "even"))
+    got = t.to_arrow()
+    assert got["k"].to_pylist() == list(range(1, 9))
+    assert got["s"].to_pylist() == [f"{'odd' if k % 2 else 'even'}{k}" for k in range(1, 9)]
+    assert got.to_pylist() == slow(t).sort_by("k").to_pylist()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 900), st.integers(1, 150), st.integers(1, 3),
+                          st.sampled_from(["+I", "-D", "mixed"])), min_size=1, max_size=6),
+       st.booleans())
+def test_sections_match_a_model(tmp_path_factory, commits, small_buffer):
+    """Commits of key ranges that may or may not overlap (some runs disjoint, some overlapping,
+    some several files through a small write buffer): the fast read equals a dict model, in key
+    order, and the general merge."""
+    from paimon_lab import Catalog
+
+    cat = Catalog(str(tmp_path_factory.mktemp("wh")))
+    cat.create_database("db")
+    t = pk_table(cat, bucket="1", **({"write-buffer-size": "8 kb"} if small_buffer else {}))
+    model = {}
+    for n, (start, length, step, kind) in enumerate(commits):
+        keys = list(range(start, start + length * step, step))
+        kinds = ["+I" if kind == "+I" or (kind == "mixed" and k % 3) else "-D" for k in keys]
+        t.write(kv_rows(keys, float(n), f"c{n}-"), row_kinds=kinds)
+        for k, kd in zip(keys, kinds):
+            if kd == "-D":
+                model.pop(k, None)
+            else:
+                model[k] = f"c{n}-{k}"
+    got = t.to_arrow()
+    assert got["k"].to_pylist() == sorted(model)
+    assert got["s"].to_pylist() == [model[k] for k in sorted(model)]
+    same(got, slow(t))
 
 
 def test_schema_evolution_through_the_fast_path(catalog):

@@ -12,8 +12,11 @@ version of a key is the whole answer, so :class:`MergeReader` works in two phase
 
 Cheaper still, and used whenever it applies:
 
-* files whose key ranges (``min_key``/``max_key`` in the file metadata) do not overlap need no
-  merge at all: each key has one version, so rows are only filtered (-U/-D rows dropped);
+* the bucket's files are split into sections by key range (``min_key``/``max_key`` in the file
+  metadata; Java's IntervalPartition): a section of one file needs no merge (each key has one
+  version, so rows are only filtered, -U/-D rows dropped); only sections of overlapping files are
+  merged, and the sections are concatenated in key order;
+* the winners' values are gathered once from the files that hold any, read whole;
 * when every two files whose key ranges overlap have ordered sequence ranges, the position
   after concatenating the files oldest first *is* the merge order, so ``_SEQUENCE_NUMBER`` is not
   read and a single integer key is sorted with numpy's stable sort (timsort: near linear on
@@ -65,6 +68,11 @@ def _numpy_key(t: pa.DataType) -> bool:
 def _prunable(t: pa.DataType) -> bool:
     """Key types whose Parquet row-group statistics are safe to compare with literals."""
     return pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _identity(positions: np.ndarray, rows: int) -> bool:
+    """Whether taking ``positions`` from ``rows`` rows gives them all, in order (no gather needed)."""
+    return len(positions) == rows and bool(np.all(positions == np.arange(rows)))
 
 
 def _last_positions(runs: list[np.ndarray]) -> np.ndarray:
@@ -288,21 +296,30 @@ class MergeReader:
         except TypeError:
             return True
 
-    def disjoint(self, files: Sequence[DataFileMeta]) -> list[DataFileMeta] | None:
-        """``files`` in key order if no two key ranges overlap (no merge needed), else None."""
+    def sections(self, files: Sequence[DataFileMeta]) -> list[list[int]] | None:
+        """Indices of ``files`` grouped into sections by key range, sections in key order: a file
+        shares no key with any file of another section (so only a section of several files needs
+        a merge). Inside a section the indices keep their order in ``files``. None when the key
+        ranges cannot be compared (one section of everything)."""
         if len(files) <= 1:
-            return list(files)
+            return [list(range(len(files)))]
         ranges = self._key_ranges(files)
         if ranges is None or any(None in lo or None in hi for lo, hi in ranges):
             return None
         try:
             order = sorted(range(len(files)), key=lambda i: ranges[i][0])
+            out, high = [[order[0]]], ranges[order[0]][1]
+            for i in order[1:]:
+                low_i, high_i = ranges[i]
+                if high < low_i:
+                    out.append([i])
+                    high = high_i
+                else:
+                    out[-1].append(i)
+                    high = max(high, high_i)
         except TypeError:
             return None
-        for a, b in zip(order, order[1:]):
-            if self._overlap(ranges[a], ranges[b]):
-                return None
-        return [files[i] for i in order]
+        return [sorted(section) for section in out]
 
     def ordered_by_position(self, files: Sequence[DataFileMeta]) -> bool:
         """True if concatenating ``files`` in this order puts every key's versions in merge order:
@@ -377,12 +394,23 @@ class MergeReader:
                     readers.pop().close()
             if not readers:
                 return self._empty(needed)
-            metas = [r.meta for r in readers]
-            in_order = self.disjoint(metas)
-            if in_order is not None:
-                by_name = {r.meta.file_name: r for r in readers}
-                return self._read_disjoint([by_name[f.file_name] for f in in_order], needed, key_pred)
-            return self._read_overlapping(readers, needed, key_pred, ignore_delete)
+            groups = self.sections([r.meta for r in readers])
+            if groups is None:
+                return self._read_overlapping(readers, needed, key_pred, ignore_delete)
+            # Java's IntervalPartition: runs of sections holding one file are read straight
+            # through; only sections whose files overlap are merged.
+            parts, plain = [], []
+            for group in groups:
+                if len(group) == 1:
+                    plain.append(readers[group[0]])
+                    continue
+                if plain:
+                    parts.append(self._read_disjoint(plain, needed, key_pred))
+                    plain = []
+                parts.append(self._read_overlapping([readers[i] for i in group], needed, key_pred, ignore_delete))
+            if plain:
+                parts.append(self._read_disjoint(plain, needed, key_pred))
+            return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         finally:
             for r in readers:
                 r.close()
@@ -468,42 +496,50 @@ class MergeReader:
         offsets = np.zeros(len(slims) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         winners = self._winners(slims, by_position)   # positions in the concatenation, in key order
-        first = int(np.searchsorted(offsets, winners.min(), side="right")) - 1 if len(winners) else 0
-        if len(winners) and winners.max() < offsets[first + 1]:   # every winner in one file
-            w_file = None
-            counts = np.zeros(len(readers), dtype=np.int64)
-            counts[first] = len(winners)
-        else:
-            w_file = np.searchsorted(offsets, winners, side="right") - 1
-            counts = np.bincount(w_file, minlength=len(readers))
-
-        # Phase 2: kinds and values of the winners only, from the files that hold them.
         values, from_keys = self._value_read(needed)
         cols = [VALUE_KIND] + values
-        single = np.count_nonzero(counts) == 1
-        order = None if single else np.argsort(w_file, kind="stable")  # by file, key order inside
-        parts, start = [], 0
-        for i, r in enumerate(readers):
-            n = int(counts[i])
-            if n == 0:
-                continue
-            local = (winners if single else winners[order[start:start + n]]) - offsets[i]
-            start += n
-            whole = n == sizes[i] and bool(np.all(local[1:] > local[:-1])) if n > 1 else n == sizes[i]
-            rows = local if kept[i] is None else kept[i][local]
-            part = r.read(cols)
-            if not (whole and kept[i] is None and n == part.num_rows):
-                part = part.take(pa.array(rows))
-            if from_keys:
-                keys = slims[i].select(from_keys) if whole else slims[i].select(from_keys).take(pa.array(local))
-                for c in from_keys:
-                    part = part.append_column(keys.schema.field(c), keys.column(c))
-            parts.append(part)
+        first = int(np.searchsorted(offsets, winners[0], side="right")) - 1
+        start, stop = int(winners[0] - offsets[first]), int(winners[-1] - offsets[first]) + 1
+        if winners[-1] < offsets[first + 1] and len(winners) == stop - start and \
+                bool(np.all(winners[1:] > winners[:-1])):
+            # The winners are consecutive rows of one file (typically the newest run holding
+            # every key): a slice, no gather.
+            merged = readers[first].read(cols)
+            rows = kept[first]
+            if rows is not None:
+                merged = merged.take(pa.array(rows[start:stop]))
+            elif stop - start < merged.num_rows:
+                merged = merged.slice(start, stop - start)
+            for c in from_keys:
+                merged = merged.append_column(layout.arrow_schema.field(c), slims[first].column(c).slice(start, stop - start))
+            return self._finish_overlapping(merged, needed)
+
+        # Phase 2: kinds and values of the files holding winners, read whole (decoding is per
+        # page anyway), and one gather of the winners from their concatenation, in key order.
+        w_file = np.searchsorted(offsets, winners, side="right") - 1
+        holders = np.flatnonzero(np.bincount(w_file, minlength=len(readers)))
+        parts = [readers[i].read(cols) for i in holders]
+        rows_at = np.zeros(len(readers) + 1, dtype=np.int64)   # where each file's rows start in parts
+        rows_at[holders + 1] = [p.num_rows for p in parts]
+        np.cumsum(rows_at, out=rows_at)
+        local = winners - offsets[w_file]
+        for i in holders:
+            if kept[i] is not None:                            # slim rows -> file rows
+                in_file = w_file == i
+                local[in_file] = kept[i][local[in_file]]
+        at = rows_at[w_file] + local
         merged = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-        if order is not None:                                # back to key order
-            inverse = np.empty(len(order), dtype=np.int64)
-            inverse[order] = np.arange(len(order), dtype=np.int64)
-            merged = merged.take(pa.array(inverse))
+        if not _identity(at, merged.num_rows):
+            merged = merged.take(pa.array(at))
+        if from_keys:
+            keys = (pa.concat_tables(slims) if len(slims) > 1 else slims[0]).select(from_keys)
+            keys = keys if _identity(winners, keys.num_rows) else keys.take(pa.array(winners))
+            for c in from_keys:
+                merged = merged.append_column(keys.schema.field(c), keys.column(c))
+        return self._finish_overlapping(merged, needed)
+
+    def _finish_overlapping(self, merged: pa.Table, needed: list[str]) -> pa.Table:
+        """Winning rows minus -U/-D winners (the key is gone), as the table's columns."""
         retract = _retract_np(merged.column(VALUE_KIND).to_numpy())
         if retract.any():
             merged = merged.filter(pa.array(~retract))
