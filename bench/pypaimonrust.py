@@ -78,13 +78,8 @@ def predicate(conds: Sequence[Cond]) -> dict:
     return leaves[0] if len(leaves) == 1 else {"method": "and", "children": leaves}
 
 
-class PyPaimonRust(System):
-    name = "pypaimon_rust"
-    label = "pypaimon-rust"
-    module = "pypaimon_rust"
-    table_format = "paimon"
-    unsupported = {"compact": NO_COMPACT, "delete_keys": NO_DELETE,
-                   "plan": "pypaimon-rust's splits give row counts, not their data files"}
+class _RustDdl:
+    """Both pypaimon-rust systems create their tables with pypaimon-rust's own DDL."""
 
     def create_append_table(self, warehouse, schema, partition_keys):
         _create(warehouse, schema, partition_keys, [], APPEND_OPTIONS)
@@ -93,6 +88,15 @@ class PyPaimonRust(System):
     def create_pk_table(self, warehouse, schema, partition_keys):
         _create(warehouse, schema, partition_keys, PRIMARY_KEYS, PK_OPTIONS)
         return self.open(warehouse)
+
+
+class PyPaimonRust(_RustDdl, System):
+    name = "pypaimon_rust"
+    label = "pypaimon-rust"
+    module = "pypaimon_rust"
+    table_format = "paimon"
+    unsupported = {"compact": NO_COMPACT, "delete_keys": NO_DELETE,
+                   "plan": "pypaimon-rust's splits give row counts, not their data files"}
 
     def open(self, warehouse):
         from pypaimon_rust.datafusion import PaimonCatalog
@@ -150,7 +154,7 @@ class PyPaimonRust(System):
         return self._read(table.new_read_builder({"scan.snapshot-id": str(first)}))
 
 
-class PyPaimonRustSql(System):
+class PyPaimonRustSql(_RustDdl, System):
     """pypaimon-rust through DataFusion SQL; a table handle is ``(SQLContext, name)``."""
 
     name = "pypaimon_rust_sql"
@@ -162,14 +166,6 @@ class PyPaimonRustSql(System):
 
     def __init__(self):
         self._sources = 0
-
-    def create_append_table(self, warehouse, schema, partition_keys):
-        _create(warehouse, schema, partition_keys, [], APPEND_OPTIONS)
-        return self.open(warehouse)
-
-    def create_pk_table(self, warehouse, schema, partition_keys):
-        _create(warehouse, schema, partition_keys, PRIMARY_KEYS, PK_OPTIONS)
-        return self.open(warehouse)
 
     def open(self, warehouse):
         return _context({CATALOG: warehouse}), f"{CATALOG}.{TABLE_ID}"

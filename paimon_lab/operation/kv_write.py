@@ -128,12 +128,17 @@ class KeyValueFileStoreWrite:
         if self.buffered_bytes >= self.buffer_limit:
             self.flush()
 
-    def flush(self) -> None:
-        if not self.buffer:
-            return
+    def _take_buffer(self) -> tuple[pa.Table, np.ndarray]:
+        """The buffered rows and their row kinds as one table, emptying the buffer."""
         rows = pa.concat_tables([r for r, _ in self.buffer]) if len(self.buffer) > 1 else self.buffer[0][0]
         kinds = np.concatenate([k for _, k in self.buffer])
         self.buffer, self.buffered_bytes = [], 0
+        return rows, kinds
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        rows, kinds = self._take_buffer()
         known = None
         if self.cross_partition:
             rows, kinds, known = self._route_cross_partition(rows, kinds)

@@ -15,7 +15,6 @@ import random
 import uuid
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 
 from paimon_lab.core.file_format import avro_schema
@@ -65,9 +64,7 @@ class PostponeBucketWrite(KeyValueFileStoreWrite):
     def flush(self) -> None:
         if not self.buffer:
             return
-        rows = pa.concat_tables([r for r, _ in self.buffer]) if len(self.buffer) > 1 else self.buffer[0][0]
-        kinds = np.concatenate([k for _, k in self.buffer])
-        self.buffer, self.buffered_bytes = [], 0
+        rows, kinds = self._take_buffer()
         codec, io = self.store.partition_codec, self.store.file_io
         for key, idx in group_indices(rows, list(self.schema.partition_keys)):
             part_rows = rows if idx is None else rows.take(idx)
