@@ -37,6 +37,12 @@ SQL_TYPES = {pa.int64(): "BIGINT", pa.int32(): "INT", pa.float64(): "DOUBLE", pa
              pa.bool_(): "BOOLEAN"}
 NO_COMPACT = "pypaimon-rust 0.4.0 has no compaction API"
 NO_DELETE = "pypaimon-rust 0.4.0 deletes by row id or predicate update only (no delete of keys)"
+# Seen 27 Nov 2026: on a primary-key table of three overlapping commits (200,000 keys) that
+# pypaimon-rust wrote itself, `SELECT min(id), max(id)` returned 16 instead of 0 in about a third
+# of the runs. Its own reader reads the table right, and so do paimon-lab and the same query with
+# count(*) added. The bench would report a mismatch, so this system does not run min_max.
+WRONG_MIN_MAX = ("pypaimon-rust 0.4.0's DataFusion SELECT min(id), max(id) on a merge-on-read primary-key table "
+                 "returns a wrong min now and then (bench/README.md)")
 
 
 def _context(catalogs: dict[str, str]):
@@ -162,7 +168,7 @@ class PyPaimonRustSql(_RustDdl, System):
     module = "pypaimon_rust"
     table_format = "paimon"
     reads_others = False  # the same reader as pypaimon_rust's, which reads the others' tables
-    unsupported = {"compact": NO_COMPACT, "delete_keys": NO_DELETE}
+    unsupported = {"compact": NO_COMPACT, "delete_keys": NO_DELETE, "min_max": WRONG_MIN_MAX}
 
     def __init__(self):
         self._sources = 0
