@@ -27,13 +27,18 @@ _TRAILER = struct.Struct(">I4s")  # crc32 of the IPC bytes, magic
 _KEY = b"paimon_lab.cache_key"
 
 
+def default_root() -> str:
+    """paimon-lab's directory in the user's cache (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "paimon-lab")
+
+
 def cache_root() -> str | None:
     """The cache directory this process uses now (None: disk caches are off)."""
     value = os.environ.get(ENV)
     if value is not None:
         return None if value.strip().lower() in ("", "0", "off", "false", "no") else value
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "paimon-lab")
+    return default_root()
 
 
 class ArrowDiskCache:

@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 
 from paimon_lab.core import binary_row
 from paimon_lab.core.manifest import DataFileMeta
+from paimon_lab.io.disk_cache import default_root
 from paimon_lab.utils.arrow import semi_join
 
 if TYPE_CHECKING:
@@ -44,9 +45,9 @@ _META_VERSION = b"paimon_lab.version"
 
 
 def cache_root() -> str:
-    """Where lookup files live: ``$PAIMON_LAB_LOOKUP_CACHE_DIR`` or ``~/.cache/paimon-lab/lookup``."""
-    return os.environ.get("PAIMON_LAB_LOOKUP_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "paimon-lab", "lookup")
+    """Where lookup files live: ``$PAIMON_LAB_LOOKUP_CACHE_DIR``, else ``lookup`` in paimon-lab's
+    user cache directory (``~/.cache/paimon-lab``)."""
+    return os.environ.get("PAIMON_LAB_LOOKUP_CACHE_DIR") or os.path.join(default_root(), "lookup")
 
 
 class _OpenFiles:
