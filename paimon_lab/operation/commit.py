@@ -58,25 +58,34 @@ def write_manifest_lists(store: "FileStore", base: list[ManifestFileMeta], writt
                 delta_manifest_list=delta_name, delta_manifest_list_size=delta_size)
 
 
+def attempt_commit(store: "FileStore", build) -> tuple[bool, int | None]:
+    """One try at the next snapshot. ``build(written)`` writes its files (naming each in
+    ``written``) and returns the snapshot, or None when there is nothing to commit. Returns
+    (done, snapshot id): done is False when another writer took the id. What a lost or failed try
+    wrote is deleted, so nothing of it stays visible."""
+    written: list[str] = []
+    try:
+        snapshot = build(written)
+        if snapshot is None:
+            return True, None
+        if store.snapshot_manager.commit(snapshot):
+            return True, snapshot.id
+    except BaseException:
+        store.file_io.delete_quietly([store.manifest_io.path(n) for n in written])
+        raise
+    store.file_io.delete_quietly([store.manifest_io.path(n) for n in written])
+    return False, None
+
+
 def commit_metadata_only(store: "FileStore", max_retries: int, attempt, what: str) -> int | None:
     """Commit a snapshot that rewrites metadata only (manifest compaction, statistics), retrying
     when another writer takes the next snapshot id. ``attempt(latest, written)`` writes its files
-    (naming each in ``written``) and returns the snapshot to commit, or None for nothing to do;
-    what a lost or failed attempt wrote is deleted."""
-    mio = store.manifest_io
+    (naming each in ``written``) and returns the snapshot to commit, or None for nothing to do."""
     for tries in range(max_retries + 1):
         latest = store.snapshot_manager.latest()
-        written: list[str] = []
-        try:
-            snapshot = attempt(latest, written)
-            if snapshot is None:
-                return None
-            if store.snapshot_manager.commit(snapshot):
-                return snapshot.id
-        except BaseException:
-            store.file_io.delete_quietly([mio.path(n) for n in written])
-            raise
-        store.file_io.delete_quietly([mio.path(n) for n in written])
+        done, sid = attempt_commit(store, lambda written: attempt(latest, written))
+        if done:
+            return sid
         time.sleep(retry_wait(store.schema.core, tries))
     raise CommitError(f"Gave up {what} {store.path} after {max_retries} retries")
 
@@ -308,66 +317,62 @@ class FileStoreCommit:
 
     def _try_commit(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: str,
                     identifier: int, changelog: Sequence[ManifestEntry] = (), index_changes: Sequence = ()) -> int | None:
+        return attempt_commit(self.store, lambda written: self._build_snapshot(
+            latest, delta, kind, identifier, changelog, index_changes, written))[1]
+
+    def _build_snapshot(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: str, identifier: int,
+                        changelog: Sequence[ManifestEntry], index_changes: Sequence, written: list[str]) -> Snapshot:
         t = self.store
         mio = t.manifest_io
         schema_id = t.schema.id
         manifest_names = FileNamer("manifest-")
         list_names = FileNamer("manifest-list-")
-        written: list[str] = []
-        try:
-            delta_metas: list[ManifestFileMeta] = []
-            if delta:
-                name = manifest_names.next()
-                delta_metas.append(mio.write_manifest(name, delta, schema_id, self._partition_stats(delta)))
-                written.append(name)
-            base_metas: list[ManifestFileMeta] = []
-            total = 0
-            if latest is not None:
-                base_metas = mio.read_manifest_list(latest.base_manifest_list) + \
-                    mio.read_manifest_list(latest.delta_manifest_list)
-                total = latest.total_record_count or 0
-                base_metas = self._merge_manifests(base_metas, manifest_names, written)
-            base_name, delta_name = list_names.next(), list_names.next()
-            base_size = mio.write_manifest_list(base_name, base_metas)
-            written.append(base_name)
-            delta_size = mio.write_manifest_list(delta_name, delta_metas)
-            written.append(delta_name)
-            changelog_name = changelog_size = None
-            if changelog:
-                name = manifest_names.next()
-                meta = mio.write_manifest(name, list(changelog), schema_id, self._partition_stats(changelog))
-                written.append(name)
-                changelog_name = list_names.next()
-                changelog_size = mio.write_manifest_list(changelog_name, [meta])
-                written.append(changelog_name)
-            previous_index = latest.index_manifest if latest else None
-            index_manifest = commit_index_changes(
-                t.file_io, t.path, previous_index, list(index_changes), compression=t.schema.core.manifest_compression,
-                previous_entries=t.index_manifest_entries(previous_index) if previous_index and index_changes else None)
-            if index_manifest != previous_index:
-                written.append(index_manifest)
-            delta_count = sum(e.file.row_count for e in delta if e.kind == ADD) - \
-                sum(e.file.row_count for e in delta if e.kind == DELETE)
-            snapshot = Snapshot(
-                id=(latest.id + 1) if latest else 1, schema_id=schema_id,
-                base_manifest_list=base_name, base_manifest_list_size=base_size,
-                delta_manifest_list=delta_name, delta_manifest_list_size=delta_size,
-                commit_user=self.commit_user, commit_identifier=identifier, commit_kind=kind,
-                time_millis=now_millis(), log_offsets={},
-                total_record_count=total + delta_count, delta_record_count=delta_count,
-                changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
-                changelog_record_count=sum(e.file.row_count for e in changelog),
-                watermark=self._next_watermark(latest),
-                index_manifest=index_manifest,
-                # Table statistics (ANALYZE) stay valid while the schema does, as in Java.
-                statistics=latest.statistics if latest is not None and latest.schema_id == schema_id else None)
-            if t.snapshot_manager.commit(snapshot):
-                return snapshot.id
-        except BaseException:
-            t.file_io.delete_quietly([mio.path(n) for n in written])
-            raise
-        t.file_io.delete_quietly([mio.path(n) for n in written])
-        return None
+        delta_metas: list[ManifestFileMeta] = []
+        if delta:
+            name = manifest_names.next()
+            delta_metas.append(mio.write_manifest(name, delta, schema_id, self._partition_stats(delta)))
+            written.append(name)
+        base_metas: list[ManifestFileMeta] = []
+        total = 0
+        if latest is not None:
+            base_metas = mio.read_manifest_list(latest.base_manifest_list) + \
+                mio.read_manifest_list(latest.delta_manifest_list)
+            total = latest.total_record_count or 0
+            base_metas = self._merge_manifests(base_metas, manifest_names, written)
+        base_name, delta_name = list_names.next(), list_names.next()
+        base_size = mio.write_manifest_list(base_name, base_metas)
+        written.append(base_name)
+        delta_size = mio.write_manifest_list(delta_name, delta_metas)
+        written.append(delta_name)
+        changelog_name = changelog_size = None
+        if changelog:
+            name = manifest_names.next()
+            meta = mio.write_manifest(name, list(changelog), schema_id, self._partition_stats(changelog))
+            written.append(name)
+            changelog_name = list_names.next()
+            changelog_size = mio.write_manifest_list(changelog_name, [meta])
+            written.append(changelog_name)
+        previous_index = latest.index_manifest if latest else None
+        index_manifest = commit_index_changes(
+            t.file_io, t.path, previous_index, list(index_changes), compression=t.schema.core.manifest_compression,
+            previous_entries=t.index_manifest_entries(previous_index) if previous_index and index_changes else None)
+        if index_manifest != previous_index:
+            written.append(index_manifest)
+        delta_count = sum(e.file.row_count for e in delta if e.kind == ADD) - \
+            sum(e.file.row_count for e in delta if e.kind == DELETE)
+        return Snapshot(
+            id=(latest.id + 1) if latest else 1, schema_id=schema_id,
+            base_manifest_list=base_name, base_manifest_list_size=base_size,
+            delta_manifest_list=delta_name, delta_manifest_list_size=delta_size,
+            commit_user=self.commit_user, commit_identifier=identifier, commit_kind=kind,
+            time_millis=now_millis(), log_offsets={},
+            total_record_count=total + delta_count, delta_record_count=delta_count,
+            changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
+            changelog_record_count=sum(e.file.row_count for e in changelog),
+            watermark=self._next_watermark(latest),
+            index_manifest=index_manifest,
+            # Table statistics (ANALYZE) stay valid while the schema does, as in Java.
+            statistics=latest.statistics if latest is not None and latest.schema_id == schema_id else None)
 
     def _next_watermark(self, latest: Snapshot | None) -> int:
         marks = [w for w in (self._watermark, latest.watermark if latest is not None else None) if w is not None]
