@@ -171,13 +171,17 @@ def test_dynamic_bucket_keys_stay_in_their_bucket_whatever_the_hash_cache(lab, c
                          options={"bucket": "-1", "dynamic-bucket.target-row-num": "40"})
     t.write(_rows(range(100), 0))
     t.write(_rows(range(100, 120), 0))
+    assert not _cache_files(cache_dir)             # a writer keeps the hashes it wrote in memory only
+    _spoil(cache_dir, "present")                   # as a new process: ...
+    t = lab.get_table("db.dyn")
+    t.write(_rows(range(120, 121), 0))             # ... which reads the HASH files and caches them on disk
     assert any(p.name.startswith("hash-") for p in _cache_files(cache_dir))
     _spoil(cache_dir, state)
     t = lab.get_table("db.dyn")
     t.write(_rows(range(0, 120, 3), 500))
     got = t.to_arrow()
-    assert got.num_rows == 120                     # no key landed in a second bucket
-    assert {r["k"]: r["v"] for r in got.to_pylist()} == {k: (500 + k if k % 3 == 0 else k) for k in range(120)}
+    assert got.num_rows == 121                     # no key landed in a second bucket
+    assert {r["k"]: r["v"] for r in got.to_pylist()} == {k: (500 + k if k % 3 == 0 and k < 120 else k) for k in range(121)}
 
 
 def test_overwrite_reads_the_index_manifest_once(lab, cache_dir, monkeypatch):

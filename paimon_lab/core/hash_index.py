@@ -30,6 +30,8 @@ def write_hash_index(hashes: np.ndarray) -> bytes:
     arr = np.asarray(hashes)
     if arr.size == 0:
         return b""
+    if arr.dtype == np.int32 or arr.dtype == np.uint32:   # already 32 bits: one byte-swapping pass
+        return arr.ravel().astype(_BE_INT32 if arr.dtype == np.int32 else ">u4").tobytes()
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"Hash index values must be integers, got {arr.dtype}")
     arr = arr.ravel()

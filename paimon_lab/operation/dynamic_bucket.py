@@ -12,16 +12,22 @@ files) and writes no HASH index for them, so the writer reads each key's partiti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
+from paimon_lab.core.hash_index import read_hash_index, write_hash_index
+from paimon_lab.core.index_manifest import (
+    HASH_INDEX,
+    IndexFileMeta,
+    IndexManifestEntry,
+    index_file_path,
+)
+from paimon_lab.core.manifest import FileNamer
 from paimon_lab.errors import CorruptFileError
 from paimon_lab.io.file_io import join
-from paimon_lab.core.hash_index import read_hash_index, write_hash_index
-from paimon_lab.core.index_manifest import (HASH_INDEX, IndexFileMeta, IndexManifestEntry, index_file_path)
-from paimon_lab.core.manifest import FileNamer
 from paimon_lab.mergetree.lookup_files import LocalCache
 from paimon_lab.store.file_store import live_index_entries
 
@@ -49,7 +55,7 @@ class PartitionIndex:
     (memory-mapped, keyed by the immutable file's name), so assigning a few keys costs a binary
     search per bucket rather than reading and sorting the partition's whole index."""
 
-    def __init__(self, store: "FileStore", partition: bytes, entries: list[IndexManifestEntry], target_rows: int,
+    def __init__(self, store: FileStore, partition: bytes, entries: list[IndexManifestEntry], target_rows: int,
                  seed: tuple[np.ndarray, np.ndarray] | None = None, base_counts: dict[int, int] | None = None):
         self.store, self.partition, self.target = store, partition, target_rows
         self.files: dict[int, IndexManifestEntry] = {e.bucket: e for e in entries}
@@ -77,9 +83,10 @@ class PartitionIndex:
                     h = read_hash_index(self.store.file_io.read_bytes(path))
                 except FileNotFoundError:
                     raise CorruptFileError(f"Hash index file {path} is missing") from None
-                return pa.table({"hash": np.sort(h)})
+                # ours are written sorted; Java's in its hash set's order
+                return pa.table({"hash": h if _is_sorted(h) else np.sort(h)})
 
-            table = _cached_hashes(cache, meta, build)
+            table = cache.get(_cache_name(meta), _stamp(meta), build, _check(meta))
             column = table.column(0)
             self.sorted[bucket] = (column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()).to_numpy()
         self._loaded = True
@@ -150,9 +157,10 @@ class PartitionIndex:
             old = self.files.get(bucket)
             if old is not None:
                 out.append(IndexManifestEntry(DELETE, self.partition, bucket, old.index_file))
+                cache.forget(_cache_name(old.index_file))   # superseded: not needed again here
             entry = IndexManifestEntry(ADD, self.partition, bucket, IndexFileMeta.for_hash(name, len(data), len(hashes)))
-            # the next writer finds this file's hashes sorted in the local cache, as if it had read them
-            _cached_hashes(cache, entry.index_file, lambda h=hashes: pa.table({"hash": h}))
+            # the next writer of this process finds the hashes in memory, not read back from disk
+            cache.keep(_cache_name(entry.index_file), _stamp(entry.index_file), pa.table({"hash": hashes}))
             out.append(entry)
             self.files[bucket] = entry
             self.sorted[bucket] = hashes
@@ -160,16 +168,27 @@ class PartitionIndex:
         return out
 
 
-def _cached_hashes(cache: LocalCache, meta: IndexFileMeta, build) -> pa.Table:
-    """The sorted hashes of HASH index file ``meta`` from the local cache (``build()`` if absent)."""
-    return cache.get("hash-" + meta.file_name, {"file_size": meta.file_size, "row_count": meta.row_count},
-                     build, lambda t, n=meta.row_count: t.num_rows == n and t.schema.types == [pa.int32()])
+def _is_sorted(h: np.ndarray) -> bool:
+    return bool(np.all(h[1:] > h[:-1]))
+
+
+def _cache_name(meta: IndexFileMeta) -> str:
+    """The local cache entry holding the sorted hashes of HASH index file ``meta``."""
+    return "hash-" + meta.file_name
+
+
+def _stamp(meta: IndexFileMeta) -> dict:
+    return {"file_size": meta.file_size, "row_count": meta.row_count}
+
+
+def _check(meta: IndexFileMeta) -> Callable[[pa.Table], bool]:
+    return lambda t: t.num_rows == meta.row_count and t.schema.types == [pa.int32()]
 
 
 class DynamicBucketAssigner:
     """Assigns buckets across partitions and collects the HASH index changes to commit."""
 
-    def __init__(self, store: "FileStore", base: "Callable[[], Snapshot | None] | None" = None):
+    def __init__(self, store: FileStore, base: Callable[[], Snapshot | None] | None = None):
         self.store = store
         self.base = base  # the snapshot whose hash indexes assign (default: the latest)
         self.target = store.schema.core.get("dynamic-bucket.target-row-num")
