@@ -11,9 +11,11 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
+from paimon_lab.core.hash_index import read_hash_index, write_hash_index
 from paimon_lab.mergetree.lookup_files import _SWEEP, OPEN_FILES, table_cache_directory
 
 SCHEMA = pa.schema([("k", pa.int64()), ("dt", pa.string()), ("v", pa.int64())])
@@ -182,6 +184,93 @@ def test_dynamic_bucket_keys_stay_in_their_bucket_whatever_the_hash_cache(lab, c
     got = t.to_arrow()
     assert got.num_rows == 121                     # no key landed in a second bucket
     assert {r["k"]: r["v"] for r in got.to_pylist()} == {k: (500 + k if k % 3 == 0 and k < 120 else k) for k in range(121)}
+
+
+def _hash_files(t) -> dict[tuple[bytes, int], np.ndarray]:
+    """Each (partition, bucket)'s live HASH index file, as stored (file order)."""
+    from paimon_lab.core.index_manifest import HASH_INDEX, index_file_path
+    from paimon_lab.store.file_store import live_index_entries
+
+    store = t.store
+    return {(e.partition, e.bucket): read_hash_index(store.file_io.read_bytes(index_file_path(store.path, e.index_file)))
+            for e in live_index_entries(store, HASH_INDEX)}
+
+
+def _bucket_key_hashes(t) -> dict[tuple[bytes, int], np.ndarray]:
+    """The hash codes of the keys each (partition, bucket) holds, from its data files."""
+    from paimon_lab.core.binary_row import hash_codes
+    from paimon_lab.operation.split_read import TableRead
+
+    out = {}
+    for split in t.plan():
+        keys = TableRead(t.store, ["k"]).read([split]).column("k")
+        out[(split.partition, split.bucket)] = np.sort(hash_codes([keys], [t.store.schema.fields_of(["k"])[0].type]))
+    return out
+
+
+def test_dynamic_bucket_hash_files_hold_exactly_their_buckets_keys(lab, cache_dir):
+    """The sorted-insert fast path writes each bucket's whole key set, sorted, in Java's format:
+    checked against the hash codes of the keys in the bucket's data files after every commit."""
+    t = lab.create_table("db.dh", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "25"})
+    rng = np.random.default_rng(7)
+    for step in range(6):
+        keys = np.unique(rng.integers(0, 200, 40))
+        batch = pa.concat_tables([_rows(keys[: len(keys) // 2], step, "p1"), _rows(keys[len(keys) // 2:], step, "p2")])
+        if step == 3:
+            _spoil(cache_dir, "present")            # a new process: reads the files written so far
+        lab.get_table("db.dh").write(batch)
+        files, want = _hash_files(t), _bucket_key_hashes(lab.get_table("db.dh"))
+        assert files.keys() == want.keys()
+        for key, hashes in files.items():
+            assert np.all(hashes[1:] > hashes[:-1])   # sorted, no duplicates
+            assert hashes.tolist() == want[key].tolist()
+    got = lab.get_table("db.dh").to_arrow()
+    assert got.num_rows == len({(r["k"], r["dt"]) for r in got.to_pylist()})
+
+
+def test_dynamic_bucket_writer_reads_back_none_of_its_own_hash_files(lab, cache_dir, monkeypatch):
+    from paimon_lab.operation import dynamic_bucket
+
+    reads = []
+    real = dynamic_bucket.read_hash_index
+    monkeypatch.setattr(dynamic_bucket, "read_hash_index", lambda data: reads.append(len(data)) or real(data))
+    t = lab.create_table("db.dr", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "30"})
+    t.write(pa.concat_tables([_rows(range(50), 0, "p1"), _rows(range(50), 0, "p2")]))
+    for step in range(3):
+        lab.get_table("db.dr").write(_rows(range(40 + 5 * step, 60 + 5 * step), step, "p1"))
+    assert reads == [] and not _cache_files(cache_dir)
+    # p1 holds keys 0..69 in buckets of 30, 30 and 10
+    _spoil(cache_dir, "present")                    # a new process reads p1's three files once, and caches them
+    lab.get_table("db.dr").write(_rows([1, 100], 9, "p1"))
+    assert len(reads) == 3 and len(_cache_files(cache_dir)) == 3
+    _spoil(cache_dir, "present")
+    lab.get_table("db.dr").write(_rows([2], 9, "p1"))   # only bucket 2's file (key 100) is new to the disk cache
+    assert len(reads) == 4
+    got = lab.get_table("db.dr").to_arrow()
+    assert got.num_rows == 71 + 50 and got.num_rows == len({(r["k"], r["dt"]) for r in got.to_pylist()})
+
+
+def test_dynamic_bucket_reads_java_ordered_hash_files(lab, cache_dir):
+    """Java writes a bucket's hashes in its hash set's order: a cold reader sorts them."""
+    t = lab.create_table("db.dj", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "30"})
+    t.write(_rows(range(70), 0))
+    from paimon_lab.core.index_manifest import HASH_INDEX, index_file_path
+    from paimon_lab.store.file_store import live_index_entries
+
+    for e in live_index_entries(t.store, HASH_INDEX):
+        path = index_file_path(t.store.path, e.index_file)
+        hashes = read_hash_index(t.store.file_io.read_bytes(path))
+        t.store.file_io.write_bytes(path, write_hash_index(hashes[np.random.default_rng(1).permutation(len(hashes))]))
+    _spoil(cache_dir, "present")
+    lab.get_table("db.dj").write(_rows(range(0, 80, 2), 100))
+    got = lab.get_table("db.dj").to_arrow()
+    assert got.num_rows == 75                      # no existing key landed in a second bucket
+    assert {r["k"]: r["v"] for r in got.to_pylist()} == {k: k for k in range(70)} | {k: 100 + k for k in range(0, 80, 2)}
+    for hashes in _hash_files(t).values():         # rewritten buckets are sorted again
+        assert len(np.unique(hashes)) == len(hashes)
 
 
 def test_overwrite_reads_the_index_manifest_once(lab, cache_dir, monkeypatch):
@@ -369,3 +458,15 @@ def test_cache_directory_is_per_table_path_and_schema(lab, cache_dir):
     b = _model_table(lab, "b")
     assert table_cache_directory(a.store) != table_cache_directory(b.store)
     assert str(table_cache_directory(a.store)).startswith(str(cache_dir))
+
+
+@pytest.mark.parametrize("n_old, n_new", [(0, 3), (1000, 1), (1000, 5), (1000, 64), (1000, 65), (5, 500)])
+def test_merge_sorted_hashes(n_old, n_new):
+    from paimon_lab.operation.dynamic_bucket import _merge_sorted
+
+    rng = np.random.default_rng(n_old * 1000 + n_new)
+    both = rng.choice(np.arange(-(2**31), 2**31 - 1, 2**20, dtype=np.int64), n_old + n_new, replace=False).astype(np.int32)
+    both[:2] = [-(2**31), 2**31 - 1][: min(2, len(both))]       # the extremes, as new or old keys
+    old, new = np.sort(both[n_new:]), np.sort(both[:n_new])
+    got = _merge_sorted(old, new)
+    assert got.dtype == np.int32 and got.tolist() == np.sort(both).tolist()

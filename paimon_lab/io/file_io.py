@@ -199,7 +199,7 @@ class FileIO:
                 os.fsync(f.fileno())
         return tmp
 
-    def write_bytes(self, path: str, data: bytes) -> None:
+    def write_bytes(self, path: str, data: bytes | memoryview) -> None:
         """Write (or overwrite) a whole file. Local writes go through a temp file and rename."""
         if self.is_local:
             target = self._p(path)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from paimon_lab.core.hash_index import read_hash_index, write_hash_index
+from paimon_lab.core.hash_index import hash_index_bytes, read_hash_index
 from paimon_lab.core.index_manifest import (
     HASH_INDEX,
     IndexFileMeta,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
 
 ADD, DELETE = 0, 1
+_FEW = 64   # new keys of a bucket merged by slice copies (more: by a sort of two runs)
 
 
 def _unique_sorted(values: np.ndarray) -> np.ndarray:
@@ -148,10 +149,9 @@ class PartitionIndex:
         cache = LocalCache(self.store)
         out = []
         for bucket in sorted(self.added):
-            old = self.sorted.get(bucket, np.zeros(0, np.int32))
-            new = np.sort(np.concatenate(self.added[bucket]))
-            hashes = np.insert(old, np.searchsorted(old, new), new)   # still sorted, no full sort
-            data = write_hash_index(hashes)
+            hashes = _merge_sorted(self.sorted.get(bucket, np.zeros(0, np.int32)),
+                                   np.sort(np.concatenate(self.added[bucket])))
+            data = hash_index_bytes(hashes)
             name = namer.next()
             self.store.file_io.write_bytes(join(self.store.path, "index", name), data)
             old = self.files.get(bucket)
@@ -166,6 +166,23 @@ class PartitionIndex:
             self.sorted[bucket] = hashes
         self.added = {}
         return out
+
+
+def _merge_sorted(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The sorted union of sorted, disjoint int32 arrays ``old`` (large) and ``new`` (often a few
+    keys): a few slice copies of ``old`` around the insertion points, not a sort or a mask of it."""
+    if len(new) > _FEW:
+        out = np.concatenate([old, new])
+        out.sort(kind="stable")   # timsort: two runs, merged in one pass
+        return out
+    out = np.empty(len(old) + len(new), np.int32)
+    start = 0
+    for i, at in enumerate(np.searchsorted(old, new).tolist()):
+        out[start + i:at + i] = old[start:at]
+        out[at + i] = new[i]
+        start = at
+    out[start + len(new):] = old[start:]
+    return out
 
 
 def _is_sorted(h: np.ndarray) -> bool:
