@@ -252,6 +252,42 @@ def test_dynamic_bucket_writer_reads_back_none_of_its_own_hash_files(lab, cache_
     assert got.num_rows == 71 + 50 and got.num_rows == len({(r["k"], r["dt"]) for r in got.to_pylist()})
 
 
+@pytest.mark.parametrize("threads", [False, True])
+def test_dynamic_bucket_failed_index_write_leaves_no_file_and_no_state(lab, cache_dir, monkeypatch, threads):
+    """HASH files are written (on threads when big) before the writer's state moves on: one
+    failing leaves neither the others behind nor hashes the next commit would take as committed."""
+    from paimon_lab.io.file_io import FileIO
+    from paimon_lab.operation import dynamic_bucket
+
+    monkeypatch.setattr(dynamic_bucket, "_PARALLEL_HASHES", 0 if threads else 1 << 30)
+
+    t = lab.create_table("db.df", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "30"})
+    t.write(pa.concat_tables([_rows(range(40), 0, p) for p in ("p1", "p2", "p3")]))
+    index_dir = os.path.join(t.store.path, "index")
+    before = sorted(f for f in os.listdir(index_dir) if f.startswith("index-") and "manifest" not in f)
+    real, calls = FileIO.write_bytes, []
+
+    def failing(self, path, data):
+        if "/index/index-" in path and "manifest" not in path:
+            calls.append(path)
+            if len(calls) == 2:
+                raise OSError("disk full")
+        return real(self, path, data)
+
+    monkeypatch.setattr(FileIO, "write_bytes", failing)
+    with pytest.raises(OSError, match="disk full"):
+        lab.get_table("db.df").write(pa.concat_tables([_rows(range(40, 45), 1, p) for p in ("p1", "p2", "p3")]))
+    monkeypatch.setattr(FileIO, "write_bytes", real)
+    assert len(calls) == (3 if threads else 2)
+    after = sorted(f for f in os.listdir(index_dir) if f.startswith("index-") and "manifest" not in f)
+    assert after == before
+    t = lab.get_table("db.df")
+    t.write(pa.concat_tables([_rows(range(38, 46), 2, p) for p in ("p1", "p2", "p3")]))
+    got = t.to_arrow()
+    assert got.num_rows == 3 * 46 and got.num_rows == len({(r["k"], r["dt"]) for r in got.to_pylist()})
+
+
 def test_dynamic_bucket_reads_java_ordered_hash_files(lab, cache_dir):
     """Java writes a bucket's hashes in its hash set's order: a cold reader sorts them."""
     t = lab.create_table("db.dj", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],

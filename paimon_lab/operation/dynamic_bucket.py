@@ -30,6 +30,7 @@ from paimon_lab.errors import CorruptFileError
 from paimon_lab.io.file_io import join
 from paimon_lab.mergetree.lookup_files import LocalCache
 from paimon_lab.store.file_store import live_index_entries
+from paimon_lab.utils.parallel import thread_map
 
 if TYPE_CHECKING:
     from paimon_lab.core.snapshot import Snapshot
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 ADD, DELETE = 0, 1
 _FEW = 64   # new keys of a bucket merged by slice copies (more: by a sort of two runs)
+_PARALLEL_HASHES = 1 << 20   # HASH files of a commit written on threads from this many hashes (4 MiB)
 
 
 def _unique_sorted(values: np.ndarray) -> np.ndarray:
@@ -143,24 +145,27 @@ class PartitionIndex:
                 out[h[pos] == key_hashes] = bucket
         return out
 
-    def index_changes(self, namer: FileNamer) -> list[IndexManifestEntry]:
-        """Write a new HASH file for every bucket that gained keys; DELETE the old ones."""
+    def new_files(self, namer: FileNamer) -> list[tuple[int, str, np.ndarray]]:
+        """(bucket, file name, sorted hashes) of the new HASH file of every bucket that gained keys."""
         self._load()
+        return [(bucket, namer.next(), _merge_sorted(self.sorted.get(bucket, np.zeros(0, np.int32)),
+                                                     np.sort(np.concatenate(self.added[bucket]))))
+                for bucket in sorted(self.added)]
+
+    def index_changes(self, written: list[tuple[int, str, np.ndarray]]) -> list[IndexManifestEntry]:
+        """The index changes once the ``new_files`` are written: ADD each, DELETE the file it replaces."""
         cache = LocalCache(self.store)
         out = []
-        for bucket in sorted(self.added):
-            hashes = _merge_sorted(self.sorted.get(bucket, np.zeros(0, np.int32)),
-                                   np.sort(np.concatenate(self.added[bucket])))
-            data = hash_index_bytes(hashes)
-            name = namer.next()
-            self.store.file_io.write_bytes(join(self.store.path, "index", name), data)
+        for bucket, name, hashes in written:
             old = self.files.get(bucket)
             if old is not None:
                 out.append(IndexManifestEntry(DELETE, self.partition, bucket, old.index_file))
                 cache.forget(_cache_name(old.index_file))   # superseded: not needed again here
-            entry = IndexManifestEntry(ADD, self.partition, bucket, IndexFileMeta.for_hash(name, len(data), len(hashes)))
+            entry = IndexManifestEntry(ADD, self.partition, bucket,
+                                       IndexFileMeta.for_hash(name, 4 * len(hashes), len(hashes)))
             # the next writer of this process finds the hashes in memory, not read back from disk
-            cache.keep(_cache_name(entry.index_file), _stamp(entry.index_file), pa.table({"hash": hashes}))
+            cache.keep(_cache_name(entry.index_file), _stamp(entry.index_file),
+                       pa.Table.from_arrays([pa.array(hashes)], names=["hash"]))
             out.append(entry)
             self.files[bucket] = entry
             self.sorted[bucket] = hashes
@@ -217,6 +222,7 @@ class DynamicBucketAssigner:
         self.base_counts: dict[bytes, dict[int, int]] | None = None
         self._entries: dict[bytes, list[IndexManifestEntry]] | None = None
         self.namer = FileNamer("index-")
+        self._written: list[str] = []   # index files being written, not yet handed over to a commit
 
     def index_for(self, partition: bytes) -> PartitionIndex:
         idx = self.partitions.get(partition)
@@ -235,13 +241,26 @@ class DynamicBucketAssigner:
         return idx
 
     def index_changes(self) -> dict[tuple[bytes, int], list[IndexManifestEntry]]:
+        """Write a new HASH file for every bucket that gained keys; the changes to commit by bucket."""
+        planned = {p: idx.new_files(self.namer) for p, idx in self.partitions.items()}
+        written = [(name, hashes) for files in planned.values() for _, name, hashes in files]
+        self._written = [name for name, _ in written]
+        def write(file: tuple[str, np.ndarray]) -> None:
+            self.store.file_io.write_bytes(join(self.store.path, "index", file[0]), hash_index_bytes(file[1]))
+
+        # each file is written whole (Java's format): megabytes of them byte-swap and write in
+        # parallel; below that, starting threads costs more than it saves
+        if sum(len(h) for _, h in written) >= _PARALLEL_HASHES:
+            thread_map(write, written)
+        else:
+            for file in written:
+                write(file)
         out: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
-        for idx in self.partitions.values():
-            for e in idx.index_changes(self.namer):
+        for p, files in planned.items():
+            for e in self.partitions[p].index_changes(files):
                 out.setdefault((e.partition, e.bucket), []).append(e)
+        self._written = []   # handed over: the commit's messages name them now
         return out
 
     def written_paths(self) -> list[str]:
-        return [join(self.store.path, "index", e.index_file.file_name)
-                for idx in self.partitions.values() for e in idx.files.values()
-                if e.index_file.file_name.startswith(self.namer.prefix + self.namer.uuid)]
+        return [join(self.store.path, "index", name) for name in self._written]
