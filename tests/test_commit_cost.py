@@ -208,23 +208,35 @@ def _bucket_key_hashes(t) -> dict[tuple[bytes, int], np.ndarray]:
     return out
 
 
-def test_dynamic_bucket_hash_files_hold_exactly_their_buckets_keys(lab, cache_dir):
-    """The sorted-insert fast path writes each bucket's whole key set, sorted, in Java's format:
-    checked against the hash codes of the keys in the bucket's data files after every commit."""
+@pytest.mark.parametrize("copy", [True, False])
+def test_dynamic_bucket_hash_files_hold_exactly_their_buckets_keys(lab, cache_dir, monkeypatch, copy):
+    """Each bucket's HASH file holds its whole key set, once each, in Java's format: checked
+    against the hash codes of the keys in the bucket's data files after every commit. ``copy``:
+    a file is the one before it (copied by the kernel) and the new keys' hashes; else the
+    whole sorted set from memory."""
+    from paimon_lab.io.file_io import FileIO
+
+    if not copy:
+        monkeypatch.setattr(FileIO, "copy_append", lambda self, path, source, tail: None)
     t = lab.create_table("db.dh", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
                          options={"bucket": "-1", "dynamic-bucket.target-row-num": "25"})
     rng = np.random.default_rng(7)
+    files: dict = {}
     for step in range(6):
         keys = np.unique(rng.integers(0, 200, 40))
         batch = pa.concat_tables([_rows(keys[: len(keys) // 2], step, "p1"), _rows(keys[len(keys) // 2:], step, "p2")])
         if step == 3:
             _spoil(cache_dir, "present")            # a new process: reads the files written so far
         lab.get_table("db.dh").write(batch)
-        files, want = _hash_files(t), _bucket_key_hashes(lab.get_table("db.dh"))
+        before, files, want = files, _hash_files(t), _bucket_key_hashes(lab.get_table("db.dh"))
         assert files.keys() == want.keys()
         for key, hashes in files.items():
-            assert np.all(hashes[1:] > hashes[:-1])   # sorted, no duplicates
-            assert hashes.tolist() == want[key].tolist()
+            assert np.sort(hashes).tolist() == want[key].tolist() and len(np.unique(hashes)) == len(hashes)
+            old = before.get(key)
+            if not copy or old is None:
+                assert np.all(hashes[1:] > hashes[:-1])              # sorted
+            elif len(hashes) > len(old):
+                assert hashes[: len(old)].tolist() == old.tolist()  # the old file, then the new keys
     got = lab.get_table("db.dh").to_arrow()
     assert got.num_rows == len({(r["k"], r["dt"]) for r in got.to_pylist()})
 
@@ -266,19 +278,28 @@ def test_dynamic_bucket_failed_index_write_leaves_no_file_and_no_state(lab, cach
     t.write(pa.concat_tables([_rows(range(40), 0, p) for p in ("p1", "p2", "p3")]))
     index_dir = os.path.join(t.store.path, "index")
     before = sorted(f for f in os.listdir(index_dir) if f.startswith("index-") and "manifest" not in f)
-    real, calls = FileIO.write_bytes, []
+    real_write, real_copy, calls = FileIO.write_bytes, FileIO.copy_append, []
 
-    def failing(self, path, data):
+    def fail_second(path):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError("disk full")
+
+    def write(self, path, data):
         if "/index/index-" in path and "manifest" not in path:
-            calls.append(path)
-            if len(calls) == 2:
-                raise OSError("disk full")
-        return real(self, path, data)
+            fail_second(path)
+        return real_write(self, path, data)
 
-    monkeypatch.setattr(FileIO, "write_bytes", failing)
+    def copy(self, path, source, tail):
+        fail_second(path)
+        return real_copy(self, path, source, tail)
+
+    monkeypatch.setattr(FileIO, "write_bytes", write)
+    monkeypatch.setattr(FileIO, "copy_append", copy)
     with pytest.raises(OSError, match="disk full"):
         lab.get_table("db.df").write(pa.concat_tables([_rows(range(40, 45), 1, p) for p in ("p1", "p2", "p3")]))
-    monkeypatch.setattr(FileIO, "write_bytes", real)
+    monkeypatch.setattr(FileIO, "write_bytes", real_write)
+    monkeypatch.setattr(FileIO, "copy_append", real_copy)
     assert len(calls) == (3 if threads else 2)
     after = sorted(f for f in os.listdir(index_dir) if f.startswith("index-") and "manifest" not in f)
     assert after == before
@@ -506,3 +527,21 @@ def test_merge_sorted_hashes(n_old, n_new):
     old, new = np.sort(both[n_new:]), np.sort(both[:n_new])
     got = _merge_sorted(old, new)
     assert got.dtype == np.int32 and got.tolist() == np.sort(both).tolist()
+
+
+def test_copy_append(tmp_path):
+    """A file made of another's bytes (copied by the kernel) and a tail; None where that cannot be had."""
+    import fsspec
+    from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+    from paimon_lab.io.file_io import FileIO
+
+    io = FileIO(str(tmp_path))
+    io.write_bytes(str(tmp_path / "a"), b"x" * 100_003)
+    tail = write_hash_index(np.array([1, -2], np.int32))
+    assert io.copy_append(str(tmp_path / "sub" / "b"), str(tmp_path / "a"), memoryview(tail)) == 100_003
+    assert (tmp_path / "sub" / "b").read_bytes() == b"x" * 100_003 + tail
+    assert io.copy_append(str(tmp_path / "c"), str(tmp_path / "missing"), tail) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "sub"]          # no temporary file left
+    memory = PyFileSystem(FSSpecHandler(fsspec.filesystem("memory")))
+    assert FileIO("memory://wh", filesystem=memory).copy_append("memory://wh/b", "memory://wh/a", tail) is None

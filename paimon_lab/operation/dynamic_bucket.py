@@ -13,7 +13,7 @@ files) and writes no HASH index for them, so the writer reads each key's partiti
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 ADD, DELETE = 0, 1
 _FEW = 64   # new keys of a bucket merged by slice copies (more: by a sort of two runs)
+_EMPTY = np.zeros(0, np.int32)
 _PARALLEL_HASHES = 1 << 20   # HASH files of a commit written on threads from this many hashes (4 MiB)
 
 
@@ -86,8 +87,9 @@ class PartitionIndex:
                     h = read_hash_index(self.store.file_io.read_bytes(path))
                 except FileNotFoundError:
                     raise CorruptFileError(f"Hash index file {path} is missing") from None
-                # ours are written sorted; Java's in its hash set's order
-                return pa.table({"hash": h if _is_sorted(h) else np.sort(h)})
+                # a bucket's first file is written sorted, later ones append to the one before, and
+                # Java writes its hash set's order: runs that a stable sort (timsort) merges
+                return pa.table({"hash": h if _is_sorted(h) else np.sort(h, kind="stable")})
 
             table = cache.get(_cache_name(meta), _stamp(meta), build, _check(meta))
             column = table.column(0)
@@ -145,18 +147,23 @@ class PartitionIndex:
                 out[h[pos] == key_hashes] = bucket
         return out
 
-    def new_files(self, namer: FileNamer) -> list[tuple[int, str, np.ndarray]]:
-        """(bucket, file name, sorted hashes) of the new HASH file of every bucket that gained keys."""
+    def new_files(self, namer: FileNamer) -> list[NewHashFile]:
+        """The new HASH file of every bucket that gained keys."""
         self._load()
-        return [(bucket, namer.next(), _merge_sorted(self.sorted.get(bucket, np.zeros(0, np.int32)),
-                                                     np.sort(np.concatenate(self.added[bucket]))))
-                for bucket in sorted(self.added)]
+        out = []
+        for bucket in sorted(self.added):
+            added = np.sort(np.concatenate(self.added[bucket]))
+            old = None if self.seeded else self.files.get(bucket)   # seeded: hashes not from the file
+            out.append(NewHashFile(bucket, namer.next(), _merge_sorted(self.sorted.get(bucket, _EMPTY), added), added,
+                                   None if old is None else index_file_path(self.store.path, old.index_file),
+                                   0 if old is None else old.index_file.file_size))
+        return out
 
-    def index_changes(self, written: list[tuple[int, str, np.ndarray]]) -> list[IndexManifestEntry]:
+    def index_changes(self, written: list[NewHashFile]) -> list[IndexManifestEntry]:
         """The index changes once the ``new_files`` are written: ADD each, DELETE the file it replaces."""
         cache = LocalCache(self.store)
         out = []
-        for bucket, name, hashes in written:
+        for bucket, name, hashes, _, _, _ in written:
             old = self.files.get(bucket)
             if old is not None:
                 out.append(IndexManifestEntry(DELETE, self.partition, bucket, old.index_file))
@@ -171,6 +178,17 @@ class PartitionIndex:
             self.sorted[bucket] = hashes
         self.added = {}
         return out
+
+
+class NewHashFile(NamedTuple):
+    """A bucket's next HASH file: all its ``hashes`` (sorted), the ``added`` ones among them, and
+    the file it replaces (None: the bucket's first) with that file's size."""
+    bucket: int
+    name: str
+    hashes: np.ndarray
+    added: np.ndarray
+    old_path: str | None
+    old_size: int
 
 
 def _merge_sorted(old: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -243,14 +261,19 @@ class DynamicBucketAssigner:
     def index_changes(self) -> dict[tuple[bytes, int], list[IndexManifestEntry]]:
         """Write a new HASH file for every bucket that gained keys; the changes to commit by bucket."""
         planned = {p: idx.new_files(self.namer) for p, idx in self.partitions.items()}
-        written = [(name, hashes) for files in planned.values() for _, name, hashes in files]
-        self._written = [name for name, _ in written]
-        def write(file: tuple[str, np.ndarray]) -> None:
-            self.store.file_io.write_bytes(join(self.store.path, "index", file[0]), hash_index_bytes(file[1]))
+        written = [f for files in planned.values() for f in files]
+        self._written = [f.name for f in written]
+        file_io = self.store.file_io
 
-        # each file is written whole (Java's format): megabytes of them byte-swap and write in
-        # parallel; below that, starting threads costs more than it saves
-        if sum(len(h) for _, h in written) >= _PARALLEL_HASHES:
+        def write(f: NewHashFile) -> None:
+            path = join(self.store.path, "index", f.name)
+            # Java's format has no order: the old file's bytes (copied by the kernel), then the
+            # new keys' hashes; where that cannot be had, the whole sorted set
+            if f.old_path is None or file_io.copy_append(path, f.old_path, hash_index_bytes(f.added)) != f.old_size:
+                file_io.write_bytes(path, hash_index_bytes(f.hashes))
+
+        # megabytes of files are written in parallel; below that, starting threads costs more
+        if sum(len(f.hashes) for f in written) >= _PARALLEL_HASHES:
             thread_map(write, written)
         else:
             for file in written:
