@@ -213,7 +213,7 @@ def test_dynamic_bucket_hash_files_hold_exactly_their_buckets_keys(lab, cache_di
     """Each bucket's HASH file holds its whole key set, once each, in Java's format: checked
     against the hash codes of the keys in the bucket's data files after every commit. ``copy``:
     a file is the one before it (copied by the kernel) and the new keys' hashes; else the
-    whole sorted set from memory."""
+    whole set from memory."""
     from paimon_lab.io.file_io import FileIO
 
     if not copy:
@@ -233,9 +233,7 @@ def test_dynamic_bucket_hash_files_hold_exactly_their_buckets_keys(lab, cache_di
         for key, hashes in files.items():
             assert np.sort(hashes).tolist() == want[key].tolist() and len(np.unique(hashes)) == len(hashes)
             old = before.get(key)
-            if not copy or old is None:
-                assert np.all(hashes[1:] > hashes[:-1])              # sorted
-            elif len(hashes) > len(old):
+            if copy and old is not None and len(hashes) > len(old):
                 assert hashes[: len(old)].tolist() == old.tolist()  # the old file, then the new keys
     got = lab.get_table("db.dh").to_arrow()
     assert got.num_rows == len({(r["k"], r["dt"]) for r in got.to_pylist()})
@@ -517,16 +515,34 @@ def test_cache_directory_is_per_table_path_and_schema(lab, cache_dir):
     assert str(table_cache_directory(a.store)).startswith(str(cache_dir))
 
 
-@pytest.mark.parametrize("n_old, n_new", [(0, 3), (1000, 1), (1000, 5), (1000, 64), (1000, 65), (5, 500)])
-def test_merge_sorted_hashes(n_old, n_new):
-    from paimon_lab.operation.dynamic_bucket import _merge_sorted
+@pytest.mark.parametrize("max_runs", [2, 8])
+def test_dynamic_bucket_hash_runs_stay_few_and_right(lab, cache_dir, monkeypatch, max_runs):
+    """Each commit adds its new keys to a bucket's in-memory hashes as one more sorted run, merged
+    into one past ``_MAX_RUNS``: many commits later, every key is still found in its bucket."""
+    from paimon_lab.operation import dynamic_bucket
 
-    rng = np.random.default_rng(n_old * 1000 + n_new)
-    both = rng.choice(np.arange(-(2**31), 2**31 - 1, 2**20, dtype=np.int64), n_old + n_new, replace=False).astype(np.int32)
-    both[:2] = [-(2**31), 2**31 - 1][: min(2, len(both))]       # the extremes, as new or old keys
-    old, new = np.sort(both[n_new:]), np.sort(both[:n_new])
-    got = _merge_sorted(old, new)
-    assert got.dtype == np.int32 and got.tolist() == np.sort(both).tolist()
+    monkeypatch.setattr(dynamic_bucket, "_MAX_RUNS", max_runs)
+    t = lab.create_table("db.dm", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "45"})
+    t.write(_rows(range(0, 60, 2), 0))              # bucket 0: 30 keys
+    model = {k: k for k in range(0, 60, 2)}
+    rng = np.random.default_rng(3)
+    most = 0
+    for step in range(1, 13):
+        keys = sorted(set(rng.choice(sorted(model), 3, replace=False).tolist()) | {2 * step - 1, 200 + step})
+        lab.get_table("db.dm").write(_rows(keys, 1000 * step))
+        model.update({k: 1000 * step + k for k in keys})
+        runs = [e for p, e in OPEN_FILES.files.items() if "hash-" in p]
+        most = max([most] + [table.column(0).num_chunks for table, _ in runs])
+        for table, _ in runs:
+            for chunk in table.column(0).chunks:
+                h = chunk.to_numpy()
+                assert np.all(h[1:] > h[:-1])
+    assert most == max_runs                        # runs were kept apart, and never more of them
+    got = lab.get_table("db.dm").to_arrow()
+    assert {r["k"]: r["v"] for r in got.to_pylist()} == model and got.num_rows == len(model)
+    files, want = _hash_files(t), _bucket_key_hashes(t)
+    assert files.keys() == want.keys() and all(np.sort(h).tolist() == want[k].tolist() for k, h in files.items())
 
 
 def test_copy_append(tmp_path):

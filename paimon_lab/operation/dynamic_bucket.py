@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
 
 ADD, DELETE = 0, 1
-_FEW = 64   # new keys of a bucket merged by slice copies (more: by a sort of two runs)
-_EMPTY = np.zeros(0, np.int32)
+_MAX_RUNS = 8   # sorted runs of a bucket's hashes kept apart before they are merged into one
 _PARALLEL_HASHES = 1 << 20   # HASH files of a commit written on threads from this many hashes (4 MiB)
 
 
@@ -55,20 +54,22 @@ def _unique_sorted(values: np.ndarray) -> np.ndarray:
 class PartitionIndex:
     """Key hash -> bucket of one partition, with the index files it came from.
 
-    Each bucket's hashes are kept sorted, as read once from its HASH file into the local cache
-    (memory-mapped, keyed by the immutable file's name), so assigning a few keys costs a binary
-    search per bucket rather than reading and sorting the partition's whole index."""
+    Each bucket's hashes are kept as a few sorted runs, as read once from its HASH file into the
+    local cache (memory-mapped, keyed by the immutable file's name), so assigning a few keys costs
+    binary searches rather than reading and sorting the partition's whole index. A commit adds
+    its new keys as one more run instead of rewriting the sorted copy; past ``_MAX_RUNS`` runs
+    they are merged into one."""
 
     def __init__(self, store: FileStore, partition: bytes, entries: list[IndexManifestEntry], target_rows: int,
                  seed: tuple[np.ndarray, np.ndarray] | None = None, base_counts: dict[int, int] | None = None):
         self.store, self.partition, self.target = store, partition, target_rows
         self.files: dict[int, IndexManifestEntry] = {e.bucket: e for e in entries}
-        self.sorted: dict[int, np.ndarray] = {}
+        self.sorted: dict[int, list[np.ndarray]] = {}   # each bucket's hashes: sorted, disjoint runs
         self.seeded = seed is not None
         if seed is not None:  # (key hashes, buckets) known from elsewhere: the files are not read
             hashes, buckets = np.asarray(seed[0], np.int32), np.asarray(seed[1], np.int32)
             for b in np.unique(buckets):
-                self.sorted[int(b)] = np.sort(hashes[buckets == b])
+                self.sorted[int(b)] = [np.sort(hashes[buckets == b])]
         # keys known to live in a bucket whose hashes are not at hand (a cross-partition table's key index)
         self.base_counts = dict(base_counts or {})
         self.added: dict[int, list[np.ndarray]] = {}
@@ -92,16 +93,13 @@ class PartitionIndex:
                 return pa.table({"hash": h if _is_sorted(h) else np.sort(h, kind="stable")})
 
             table = cache.get(_cache_name(meta), _stamp(meta), build, _check(meta))
-            column = table.column(0)
-            self.sorted[bucket] = (column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()).to_numpy()
+            self.sorted[bucket] = [c.to_numpy() for c in table.column(0).chunks if len(c)]   # each chunk a run
         self._loaded = True
 
     def counts(self) -> dict[int, int]:
         self._load()
         out = dict(self.base_counts)
-        for b, h in self.sorted.items():
-            out[b] = out.get(b, 0) + len(h)
-        for b, parts in self.added.items():
+        for b, parts in [*self.sorted.items(), *self.added.items()]:
             out[b] = out.get(b, 0) + sum(len(p) for p in parts)
         for b in self.files:
             out.setdefault(b, 0)
@@ -138,7 +136,7 @@ class PartitionIndex:
         """Each hash's bucket (the lowest bucket holding it), -1 where no bucket does."""
         self._load()
         out = np.full(len(key_hashes), -1, dtype=np.int32)
-        groups = [(b, [h]) for b, h in self.sorted.items()] + list(self.added.items())
+        groups = list(self.sorted.items()) + list(self.added.items())
         for bucket, parts in sorted(groups, key=lambda g: g[0], reverse=True):
             for h in parts:
                 if len(h) == 0:
@@ -153,8 +151,11 @@ class PartitionIndex:
         out = []
         for bucket in sorted(self.added):
             added = np.sort(np.concatenate(self.added[bucket]))
+            runs = [*self.sorted.get(bucket, []), added]
+            if len(runs) > _MAX_RUNS:
+                runs = [np.sort(np.concatenate(runs), kind="stable")]   # timsort merges the runs
             old = None if self.seeded else self.files.get(bucket)   # seeded: hashes not from the file
-            out.append(NewHashFile(bucket, namer.next(), _merge_sorted(self.sorted.get(bucket, _EMPTY), added), added,
+            out.append(NewHashFile(bucket, namer.next(), runs, added,
                                    None if old is None else index_file_path(self.store.path, old.index_file),
                                    0 if old is None else old.index_file.file_size))
         return out
@@ -163,49 +164,32 @@ class PartitionIndex:
         """The index changes once the ``new_files`` are written: ADD each, DELETE the file it replaces."""
         cache = LocalCache(self.store)
         out = []
-        for bucket, name, hashes, _, _, _ in written:
+        for bucket, name, runs, _, _, _ in written:
+            rows = sum(len(r) for r in runs)
             old = self.files.get(bucket)
             if old is not None:
                 out.append(IndexManifestEntry(DELETE, self.partition, bucket, old.index_file))
                 cache.forget(_cache_name(old.index_file))   # superseded: not needed again here
-            entry = IndexManifestEntry(ADD, self.partition, bucket,
-                                       IndexFileMeta.for_hash(name, 4 * len(hashes), len(hashes)))
-            # the next writer of this process finds the hashes in memory, not read back from disk
+            entry = IndexManifestEntry(ADD, self.partition, bucket, IndexFileMeta.for_hash(name, 4 * rows, rows))
+            # the next writer of this process finds the runs in memory, not read back from disk
             cache.keep(_cache_name(entry.index_file), _stamp(entry.index_file),
-                       pa.Table.from_arrays([pa.array(hashes)], names=["hash"]))
+                       pa.Table.from_arrays([pa.chunked_array(runs, pa.int32())], names=["hash"]))
             out.append(entry)
             self.files[bucket] = entry
-            self.sorted[bucket] = hashes
+            self.sorted[bucket] = runs
         self.added = {}
         return out
 
 
 class NewHashFile(NamedTuple):
-    """A bucket's next HASH file: all its ``hashes`` (sorted), the ``added`` ones among them, and
-    the file it replaces (None: the bucket's first) with that file's size."""
+    """A bucket's next HASH file: all its hashes (sorted, disjoint ``runs``), the ``added`` ones
+    among them, and the file it replaces (None: the bucket's first) with that file's size."""
     bucket: int
     name: str
-    hashes: np.ndarray
+    runs: list[np.ndarray]
     added: np.ndarray
     old_path: str | None
     old_size: int
-
-
-def _merge_sorted(old: np.ndarray, new: np.ndarray) -> np.ndarray:
-    """The sorted union of sorted, disjoint int32 arrays ``old`` (large) and ``new`` (often a few
-    keys): a few slice copies of ``old`` around the insertion points, not a sort or a mask of it."""
-    if len(new) > _FEW:
-        out = np.concatenate([old, new])
-        out.sort(kind="stable")   # timsort: two runs, merged in one pass
-        return out
-    out = np.empty(len(old) + len(new), np.int32)
-    start = 0
-    for i, at in enumerate(np.searchsorted(old, new).tolist()):
-        out[start + i:at + i] = old[start:at]
-        out[at + i] = new[i]
-        start = at
-    out[start + len(new):] = old[start:]
-    return out
 
 
 def _is_sorted(h: np.ndarray) -> bool:
@@ -213,7 +197,7 @@ def _is_sorted(h: np.ndarray) -> bool:
 
 
 def _cache_name(meta: IndexFileMeta) -> str:
-    """The local cache entry holding the sorted hashes of HASH index file ``meta``."""
+    """The local cache entry holding the hashes of HASH index file ``meta`` (sorted runs)."""
     return "hash-" + meta.file_name
 
 
@@ -268,12 +252,12 @@ class DynamicBucketAssigner:
         def write(f: NewHashFile) -> None:
             path = join(self.store.path, "index", f.name)
             # Java's format has no order: the old file's bytes (copied by the kernel), then the
-            # new keys' hashes; where that cannot be had, the whole sorted set
+            # new keys' hashes; where that cannot be had, every run
             if f.old_path is None or file_io.copy_append(path, f.old_path, hash_index_bytes(f.added)) != f.old_size:
-                file_io.write_bytes(path, hash_index_bytes(f.hashes))
+                file_io.write_bytes(path, hash_index_bytes(np.concatenate(f.runs)))
 
         # megabytes of files are written in parallel; below that, starting threads costs more
-        if sum(len(f.hashes) for f in written) >= _PARALLEL_HASHES:
+        if sum(len(r) for f in written for r in f.runs) >= _PARALLEL_HASHES:
             thread_map(write, written)
         else:
             for file in written:
