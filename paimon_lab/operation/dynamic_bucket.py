@@ -88,8 +88,8 @@ class PartitionIndex:
                     h = read_hash_index(self.store.file_io.read_bytes(path))
                 except FileNotFoundError:
                     raise CorruptFileError(f"Hash index file {path} is missing") from None
-                # a bucket's first file is written sorted, later ones append to the one before, and
-                # Java writes its hash set's order: runs that a stable sort (timsort) merges
+                # ours are sorted runs (a sorted file and the tails appended to it), Java's are in
+                # its hash set's order: a stable sort (timsort) merges runs in a pass or two
                 return pa.table({"hash": h if _is_sorted(h) else np.sort(h, kind="stable")})
 
             table = cache.get(_cache_name(meta), _stamp(meta), build, _check(meta))
