@@ -2,11 +2,11 @@
 
 :func:`run` opens a table, arms a crash and runs one operation. The crash is ``os._exit(1)`` at
 the N-th call of a FileIO method that changes the file system (``write_bytes``, ``try_create``,
-``open_output``, ``delete``, ``delete_dir``), in one of three modes:
+``copy_append``, ``open_output``, ``delete``, ``delete_dir``), in one of three modes:
 
 * ``before``: die instead of making the call;
 * ``after``: make the call, then die (for ``try_create``: the snapshot exists, no hint written);
-* ``torn``: die half-way: a writer's temporary file (``write_bytes``/``try_create``) or the
+* ``torn``: die half-way: a writer's temporary file (``write_bytes``/``try_create``/``copy_append``) or the
   target file (``open_output``) holds only part of the bytes.
 
 With ``n == 0`` nothing is armed; the child then reports how many such calls the operation made.
@@ -24,7 +24,7 @@ import pyarrow as pa
 from paimon_lab import Table
 from paimon_lab.io.file_io import FileIO
 
-MUTATING = ("write_bytes", "try_create", "open_output", "delete", "delete_dir")
+MUTATING = ("write_bytes", "try_create", "copy_append", "open_output", "delete", "delete_dir")
 
 
 def _tmp_name(target: str) -> str:
@@ -46,7 +46,7 @@ def _arm(n: int, mode: str, calls: list) -> None:
                     with open(target, "wb") as f:  # a data file cut off by the crash
                         f.write(b"PAR1\x15\x04\x15\x10")
                 else:
-                    data = args[0] if args else b""
+                    data = bytes(args[-1]) if args else b""   # the bytes (copy_append: its tail)
                     with open(_tmp_name(target), "wb") as f:
                         f.write(data[: len(data) // 2])
                 os._exit(1)

@@ -11,9 +11,11 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
+from paimon_lab.core.hash_index import read_hash_index, write_hash_index
 from paimon_lab.mergetree.lookup_files import _SWEEP, OPEN_FILES, table_cache_directory
 
 SCHEMA = pa.schema([("k", pa.int64()), ("dt", pa.string()), ("v", pa.int64())])
@@ -171,13 +173,159 @@ def test_dynamic_bucket_keys_stay_in_their_bucket_whatever_the_hash_cache(lab, c
                          options={"bucket": "-1", "dynamic-bucket.target-row-num": "40"})
     t.write(_rows(range(100), 0))
     t.write(_rows(range(100, 120), 0))
+    assert not _cache_files(cache_dir)             # a writer keeps the hashes it wrote in memory only
+    _spoil(cache_dir, "present")                   # as a new process: ...
+    t = lab.get_table("db.dyn")
+    t.write(_rows(range(120, 121), 0))             # ... which reads the HASH files and caches them on disk
     assert any(p.name.startswith("hash-") for p in _cache_files(cache_dir))
     _spoil(cache_dir, state)
     t = lab.get_table("db.dyn")
     t.write(_rows(range(0, 120, 3), 500))
     got = t.to_arrow()
-    assert got.num_rows == 120                     # no key landed in a second bucket
-    assert {r["k"]: r["v"] for r in got.to_pylist()} == {k: (500 + k if k % 3 == 0 else k) for k in range(120)}
+    assert got.num_rows == 121                     # no key landed in a second bucket
+    assert {r["k"]: r["v"] for r in got.to_pylist()} == {k: (500 + k if k % 3 == 0 and k < 120 else k) for k in range(121)}
+
+
+def _hash_files(t) -> dict[tuple[bytes, int], np.ndarray]:
+    """Each (partition, bucket)'s live HASH index file, as stored (file order)."""
+    from paimon_lab.core.index_manifest import HASH_INDEX, index_file_path
+    from paimon_lab.store.file_store import live_index_entries
+
+    store = t.store
+    return {(e.partition, e.bucket): read_hash_index(store.file_io.read_bytes(index_file_path(store.path, e.index_file)))
+            for e in live_index_entries(store, HASH_INDEX)}
+
+
+def _bucket_key_hashes(t) -> dict[tuple[bytes, int], np.ndarray]:
+    """The hash codes of the keys each (partition, bucket) holds, from its data files."""
+    from paimon_lab.core.binary_row import hash_codes
+    from paimon_lab.operation.split_read import TableRead
+
+    out = {}
+    for split in t.plan():
+        keys = TableRead(t.store, ["k"]).read([split]).column("k")
+        out[(split.partition, split.bucket)] = np.sort(hash_codes([keys], [t.store.schema.fields_of(["k"])[0].type]))
+    return out
+
+
+@pytest.mark.parametrize("copy", [True, False])
+def test_dynamic_bucket_hash_files_hold_exactly_their_buckets_keys(lab, cache_dir, monkeypatch, copy):
+    """Each bucket's HASH file holds its whole key set, once each, in Java's format: checked
+    against the hash codes of the keys in the bucket's data files after every commit. ``copy``:
+    a file is the one before it (copied by the kernel) and the new keys' hashes; else the
+    whole set from memory."""
+    from paimon_lab.io.file_io import FileIO
+
+    if not copy:
+        monkeypatch.setattr(FileIO, "copy_append", lambda self, path, source, tail: None)
+    t = lab.create_table("db.dh", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "25"})
+    rng = np.random.default_rng(7)
+    files: dict = {}
+    for step in range(6):
+        keys = np.unique(rng.integers(0, 200, 40))
+        batch = pa.concat_tables([_rows(keys[: len(keys) // 2], step, "p1"), _rows(keys[len(keys) // 2:], step, "p2")])
+        if step == 3:
+            _spoil(cache_dir, "present")            # a new process: reads the files written so far
+        lab.get_table("db.dh").write(batch)
+        before, files, want = files, _hash_files(t), _bucket_key_hashes(lab.get_table("db.dh"))
+        assert files.keys() == want.keys()
+        for key, hashes in files.items():
+            assert np.sort(hashes).tolist() == want[key].tolist() and len(np.unique(hashes)) == len(hashes)
+            old = before.get(key)
+            if copy and old is not None and len(hashes) > len(old):
+                assert hashes[: len(old)].tolist() == old.tolist()  # the old file, then the new keys
+    got = lab.get_table("db.dh").to_arrow()
+    assert got.num_rows == len({(r["k"], r["dt"]) for r in got.to_pylist()})
+
+
+def test_dynamic_bucket_writer_reads_back_none_of_its_own_hash_files(lab, cache_dir, monkeypatch):
+    from paimon_lab.operation import dynamic_bucket
+
+    reads = []
+    real = dynamic_bucket.read_hash_index
+    monkeypatch.setattr(dynamic_bucket, "read_hash_index", lambda data: reads.append(len(data)) or real(data))
+    t = lab.create_table("db.dr", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "30"})
+    t.write(pa.concat_tables([_rows(range(50), 0, "p1"), _rows(range(50), 0, "p2")]))
+    for step in range(3):
+        lab.get_table("db.dr").write(_rows(range(40 + 5 * step, 60 + 5 * step), step, "p1"))
+    assert reads == [] and not _cache_files(cache_dir)
+    # p1 holds keys 0..69 in buckets of 30, 30 and 10
+    _spoil(cache_dir, "present")                    # a new process reads p1's three files once, and caches them
+    lab.get_table("db.dr").write(_rows([1, 100], 9, "p1"))
+    assert len(reads) == 3 and len(_cache_files(cache_dir)) == 3
+    _spoil(cache_dir, "present")
+    lab.get_table("db.dr").write(_rows([2], 9, "p1"))   # only bucket 2's file (key 100) is new to the disk cache
+    assert len(reads) == 4
+    got = lab.get_table("db.dr").to_arrow()
+    assert got.num_rows == 71 + 50 and got.num_rows == len({(r["k"], r["dt"]) for r in got.to_pylist()})
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_dynamic_bucket_failed_index_write_leaves_no_file_and_no_state(lab, cache_dir, monkeypatch, threads):
+    """HASH files are written (on threads when big) before the writer's state moves on: one
+    failing leaves neither the others behind nor hashes the next commit would take as committed."""
+    from paimon_lab.io.file_io import FileIO
+    from paimon_lab.operation import dynamic_bucket
+
+    monkeypatch.setattr(dynamic_bucket, "_PARALLEL_HASHES", 0 if threads else 1 << 30)
+
+    t = lab.create_table("db.df", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "30"})
+    t.write(pa.concat_tables([_rows(range(40), 0, p) for p in ("p1", "p2", "p3")]))
+    index_dir = os.path.join(t.store.path, "index")
+    before = sorted(f for f in os.listdir(index_dir) if f.startswith("index-") and "manifest" not in f)
+    real_write, real_copy, calls = FileIO.write_bytes, FileIO.copy_append, []
+
+    def fail_second(path):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError("disk full")
+
+    def write(self, path, data):
+        if "/index/index-" in path and "manifest" not in path:
+            fail_second(path)
+        return real_write(self, path, data)
+
+    def copy(self, path, source, tail):
+        fail_second(path)
+        return real_copy(self, path, source, tail)
+
+    monkeypatch.setattr(FileIO, "write_bytes", write)
+    monkeypatch.setattr(FileIO, "copy_append", copy)
+    with pytest.raises(OSError, match="disk full"):
+        lab.get_table("db.df").write(pa.concat_tables([_rows(range(40, 45), 1, p) for p in ("p1", "p2", "p3")]))
+    monkeypatch.setattr(FileIO, "write_bytes", real_write)
+    monkeypatch.setattr(FileIO, "copy_append", real_copy)
+    assert len(calls) == (3 if threads else 2)
+    after = sorted(f for f in os.listdir(index_dir) if f.startswith("index-") and "manifest" not in f)
+    assert after == before
+    t = lab.get_table("db.df")
+    t.write(pa.concat_tables([_rows(range(38, 46), 2, p) for p in ("p1", "p2", "p3")]))
+    got = t.to_arrow()
+    assert got.num_rows == 3 * 46 and got.num_rows == len({(r["k"], r["dt"]) for r in got.to_pylist()})
+
+
+def test_dynamic_bucket_reads_java_ordered_hash_files(lab, cache_dir):
+    """Java writes a bucket's hashes in its hash set's order: a cold reader sorts them."""
+    t = lab.create_table("db.dj", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "30"})
+    t.write(_rows(range(70), 0))
+    from paimon_lab.core.index_manifest import HASH_INDEX, index_file_path
+    from paimon_lab.store.file_store import live_index_entries
+
+    for e in live_index_entries(t.store, HASH_INDEX):
+        path = index_file_path(t.store.path, e.index_file)
+        hashes = read_hash_index(t.store.file_io.read_bytes(path))
+        t.store.file_io.write_bytes(path, write_hash_index(hashes[np.random.default_rng(1).permutation(len(hashes))]))
+    _spoil(cache_dir, "present")
+    lab.get_table("db.dj").write(_rows(range(0, 80, 2), 100))
+    got = lab.get_table("db.dj").to_arrow()
+    assert got.num_rows == 75                      # no existing key landed in a second bucket
+    assert {r["k"]: r["v"] for r in got.to_pylist()} == {k: k for k in range(70)} | {k: 100 + k for k in range(0, 80, 2)}
+    for hashes in _hash_files(t).values():         # rewritten buckets are sorted again
+        assert len(np.unique(hashes)) == len(hashes)
 
 
 def test_overwrite_reads_the_index_manifest_once(lab, cache_dir, monkeypatch):
@@ -365,3 +513,51 @@ def test_cache_directory_is_per_table_path_and_schema(lab, cache_dir):
     b = _model_table(lab, "b")
     assert table_cache_directory(a.store) != table_cache_directory(b.store)
     assert str(table_cache_directory(a.store)).startswith(str(cache_dir))
+
+
+@pytest.mark.parametrize("max_runs", [2, 8])
+def test_dynamic_bucket_hash_runs_stay_few_and_right(lab, cache_dir, monkeypatch, max_runs):
+    """Each commit adds its new keys to a bucket's in-memory hashes as one more sorted run, merged
+    into one past ``_MAX_RUNS``: many commits later, every key is still found in its bucket."""
+    from paimon_lab.operation import dynamic_bucket
+
+    monkeypatch.setattr(dynamic_bucket, "_MAX_RUNS", max_runs)
+    t = lab.create_table("db.dm", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "45"})
+    t.write(_rows(range(0, 60, 2), 0))              # bucket 0: 30 keys
+    model = {k: k for k in range(0, 60, 2)}
+    rng = np.random.default_rng(3)
+    most = 0
+    for step in range(1, 13):
+        keys = sorted(set(rng.choice(sorted(model), 3, replace=False).tolist()) | {2 * step - 1, 200 + step})
+        lab.get_table("db.dm").write(_rows(keys, 1000 * step))
+        model.update({k: 1000 * step + k for k in keys})
+        runs = [e for p, e in OPEN_FILES.files.items() if "hash-" in p]
+        most = max([most] + [table.column(0).num_chunks for table, _ in runs])
+        for table, _ in runs:
+            for chunk in table.column(0).chunks:
+                h = chunk.to_numpy()
+                assert np.all(h[1:] > h[:-1])
+    assert most == max_runs                        # runs were kept apart, and never more of them
+    got = lab.get_table("db.dm").to_arrow()
+    assert {r["k"]: r["v"] for r in got.to_pylist()} == model and got.num_rows == len(model)
+    files, want = _hash_files(t), _bucket_key_hashes(t)
+    assert files.keys() == want.keys() and all(np.sort(h).tolist() == want[k].tolist() for k, h in files.items())
+
+
+def test_copy_append(tmp_path):
+    """A file made of another's bytes (copied by the kernel) and a tail; None where that cannot be had."""
+    import fsspec
+    from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+    from paimon_lab.io.file_io import FileIO
+
+    io = FileIO(str(tmp_path))
+    io.write_bytes(str(tmp_path / "a"), b"x" * 100_003)
+    tail = write_hash_index(np.array([1, -2], np.int32))
+    assert io.copy_append(str(tmp_path / "sub" / "b"), str(tmp_path / "a"), memoryview(tail)) == 100_003
+    assert (tmp_path / "sub" / "b").read_bytes() == b"x" * 100_003 + tail
+    assert io.copy_append(str(tmp_path / "c"), str(tmp_path / "missing"), tail) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "sub"]          # no temporary file left
+    memory = PyFileSystem(FSSpecHandler(fsspec.filesystem("memory")))
+    assert FileIO("memory://wh", filesystem=memory).copy_append("memory://wh/b", "memory://wh/a", tail) is None

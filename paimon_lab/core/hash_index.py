@@ -14,7 +14,7 @@ import numpy as np
 
 from paimon_lab.errors import CorruptFileError
 
-__all__ = ["HASH_INDEX", "read_hash_index", "write_hash_index"]
+__all__ = ["HASH_INDEX", "hash_index_bytes", "read_hash_index", "write_hash_index"]
 
 HASH_INDEX = "HASH"
 _BE_INT32 = np.dtype(">i4")
@@ -30,6 +30,8 @@ def write_hash_index(hashes: np.ndarray) -> bytes:
     arr = np.asarray(hashes)
     if arr.size == 0:
         return b""
+    if arr.dtype == np.int32 or arr.dtype == np.uint32:
+        return hash_index_bytes(arr.view(np.int32)).tobytes()
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"Hash index values must be integers, got {arr.dtype}")
     arr = arr.ravel()
@@ -38,6 +40,14 @@ def write_hash_index(hashes: np.ndarray) -> bytes:
         raise ValueError("Hash index values must be 32-bit ints")
     # int64 -> uint32 keeps the low 32 bits: the two's-complement bits of a Java int
     return arr.astype(np.int64).astype(np.uint32).astype(">u4").tobytes()
+
+
+def hash_index_bytes(hashes: np.ndarray) -> memoryview:
+    """The bytes of a HASH index file holding the int32 ``hashes`` (in the given order), made in
+    one byte-swapping pass; a view, not a copy, so a big index is not copied again to be written."""
+    if hashes.dtype != np.int32:
+        raise ValueError(f"Hash index values must be int32, got {hashes.dtype}")
+    return memoryview(hashes.ravel().astype(_BE_INT32).view(np.uint8))
 
 
 def read_hash_index(data: bytes) -> np.ndarray:

@@ -23,15 +23,19 @@ import os
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from paimon_lab.errors import PaimonLabError, UnsafeCommitError, UnsupportedFileSystemError
-from paimon_lab.errors import InvalidIdentifierError
+from paimon_lab.errors import (
+    InvalidIdentifierError,
+    PaimonLabError,
+    UnsafeCommitError,
+    UnsupportedFileSystemError,
+)
 from paimon_lab.io.conditional_put import S3ConditionalPut
 
 
@@ -199,7 +203,7 @@ class FileIO:
                 os.fsync(f.fileno())
         return tmp
 
-    def write_bytes(self, path: str, data: bytes) -> None:
+    def write_bytes(self, path: str, data: bytes | memoryview) -> None:
         """Write (or overwrite) a whole file. Local writes go through a temp file and rename."""
         if self.is_local:
             target = self._p(path)
@@ -207,6 +211,43 @@ class FileIO:
             return
         with self.open_output(path) as f:
             f.write(data)
+
+    def copy_append(self, path: str, source: str, tail: bytes | memoryview) -> int | None:
+        """Write ``path`` as file ``source``'s bytes followed by ``tail``, the copy made by the
+        kernel (``copy_file_range``) so the source is never read into memory; the number of bytes
+        copied from ``source``. None, with nothing written, where that is not to be had here (not
+        a local disk, a file system or platform without it, no ``source``): write it whole then."""
+        if not self.is_local or not hasattr(os, "copy_file_range"):
+            return None
+        target = self._p(path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = f"{os.path.dirname(target)}/.{os.path.basename(target)}.{uuid.uuid4().hex}.tmp"
+        try:
+            src = os.open(self._p(source), os.O_RDONLY)
+            try:
+                dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                try:
+                    copied, size = 0, os.fstat(src).st_size
+                    while copied < size:
+                        n = os.copy_file_range(src, dst, size - copied)
+                        if n == 0:
+                            break
+                        copied += n
+                    view = memoryview(tail).cast("B")
+                    while view:
+                        view = view[os.write(dst, view):]
+                finally:
+                    os.close(dst)
+            finally:
+                os.close(src)
+            os.replace(tmp, target)
+            return copied
+        except OSError:   # a missing source too: the caller has the bytes to write whole
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            return None
 
     def try_create(self, path: str, data: bytes) -> bool:
         """Atomically create ``path`` with ``data``; False if it already exists. Never overwrites,
@@ -327,4 +368,4 @@ def check_new_table_name(name: str) -> str:
     return check_name("table", name)
 
 
-__all__ = ["FileIO", "CommitLock", "join", "check_name", "normalize_path", "filesystem_for", "PaimonLabError"]
+__all__ = ["CommitLock", "FileIO", "PaimonLabError", "check_name", "filesystem_for", "join", "normalize_path"]

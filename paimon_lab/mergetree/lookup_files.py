@@ -114,8 +114,7 @@ class LocalCache:
             check: Callable[[pa.Table], bool] = lambda t: True) -> pa.Table:
         """The cached table ``name`` carrying ``stamp`` and passing ``check``, else ``build()``
         stored under it."""
-        path = os.path.join(self.directory, name + ".arrow")
-        meta = {_META_VERSION: _VERSION, **{k.encode(): str(v).encode() for k, v in stamp.items()}}
+        path, meta = self._entry(name, stamp)
         table = OPEN_FILES.get(path)
         if table is not None and _stamped(table.schema, meta) and check(table):
             return table
@@ -126,6 +125,22 @@ class LocalCache:
             table = self._store(path, table, meta)
         OPEN_FILES.put(path, table, _resident(table), self.max_memory)
         return table
+
+    def keep(self, name: str, stamp: dict, table: pa.Table) -> pa.Table:
+        """Hold ``table`` as entry ``name`` carrying ``stamp`` in this process's memory only: what a
+        writer just derived itself (a process that finds it missing builds and stores it then)."""
+        path, meta = self._entry(name, stamp)
+        table = table.replace_schema_metadata(meta)
+        OPEN_FILES.put(path, table, _resident(table), self.max_memory)
+        return table
+
+    def forget(self, name: str) -> None:
+        """Let this process's memory go of entry ``name`` (its file on disk stays)."""
+        OPEN_FILES.forget(os.path.join(self.directory, name + ".arrow"))
+
+    def _entry(self, name: str, stamp: dict) -> tuple[str, dict]:
+        meta = {_META_VERSION: _VERSION, **{k.encode(): str(v).encode() for k, v in stamp.items()}}
+        return os.path.join(self.directory, name + ".arrow"), meta
 
     @staticmethod
     def _open(path: str, meta: dict, check: Callable[[pa.Table], bool] = lambda t: True) -> pa.Table | None:
