@@ -231,7 +231,7 @@ class FileIO:
                     while copied < size:
                         n = os.copy_file_range(src, dst, size - copied)
                         if n == 0:
-                            break
+                            raise OSError(f"{source} ended after {copied} of {size} bytes")
                         copied += n
                     view = memoryview(tail).cast("B")
                     while view:
