@@ -124,3 +124,33 @@ def test_disk_cache_is_bounded_and_never_an_error(tmp_path, monkeypatch):
     assert cache.get("k") is None
     monkeypatch.setenv(ENV, "0")
     assert MANIFEST_DISK_CACHE.directory() is None
+
+
+def test_least_recently_used_files_go_first(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV, str(tmp_path / "c"))
+    table = pa.table({"x": list(range(1000))})
+    cache = ArrowDiskCache("t", max_bytes=1 << 30)
+    for i in range(3):
+        cache.put(f"k{i}", table)
+    files = sorted(_files(tmp_path / "c" / "t"), key=os.path.getmtime)
+    for age, f in enumerate(reversed(files)):      # k0 oldest ... k2 newest, a second apart
+        os.utime(f, (1_000_000 - age, 1_000_000 - age))
+    assert cache.get("k0") == table                   # a hit makes k0 the most recently used
+    cache.max_bytes = 2 * max(os.path.getsize(f) for f in files)
+    cache.put("k3", table)
+    assert cache.get("k0") == table and cache.get("k3") == table
+    assert cache.get("k1") is None and cache.get("k2") is None
+
+
+def test_one_switch_for_every_local_cache(tmp_path, monkeypatch):
+    from paimon_lab.mergetree import lookup_files
+
+    monkeypatch.delenv("PAIMON_LAB_LOOKUP_CACHE_DIR", raising=False)
+    monkeypatch.setenv(ENV, str(tmp_path / "c"))
+    assert lookup_files.cache_root() == str(tmp_path / "c" / "lookup")
+    monkeypatch.setenv(ENV, "off")                 # nothing kept across processes: a directory of our own
+    scratch = lookup_files.cache_root()
+    assert os.path.isdir(scratch) and not scratch.startswith(str(tmp_path))
+    assert lookup_files.cache_root() == scratch
+    monkeypatch.setenv("PAIMON_LAB_LOOKUP_CACHE_DIR", str(tmp_path / "l"))
+    assert lookup_files.cache_root() == str(tmp_path / "l")

@@ -5,17 +5,24 @@ A table's files that never change once written (manifests) are decoded the same 
 fresh process reads a few megabytes instead of decoding again. The cache is a convenience, never
 the truth: a file that is missing, truncated, corrupt (checksum), of another key or of another
 layout is a miss (and is removed); a directory that cannot be written is no error. It is bounded:
-past ``max_bytes`` the oldest files are removed (a hit writes nothing, not even a time stamp).
+past ``max_bytes`` the least recently used files are removed (:func:`evict`, shared with the
+lookup files of :mod:`paimon_lab.mergetree.lookup_files`; a hit refreshes the file's time stamp).
 
-The directory is ``$PAIMON_LAB_CACHE_DIR`` (``0``, ``off`` or empty: no disk cache), by default
-``$XDG_CACHE_HOME/paimon-lab`` or ``~/.cache/paimon-lab``; each cache takes a subdirectory.
+The directory is ``$PAIMON_LAB_CACHE_DIR`` (``0``, ``off`` or empty: nothing kept across
+processes), by default ``$XDG_CACHE_HOME/paimon-lab`` or ``~/.cache/paimon-lab``; each cache
+takes a subdirectory (``manifests``, ``lookup``).
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import struct
+import tempfile
+import threading
+import time
 import uuid
 import zlib
 
@@ -39,6 +46,56 @@ def cache_root() -> str | None:
     if value is not None:
         return None if value.strip().lower() in ("", "0", "off", "false", "no") else value
     return default_root()
+
+
+_SCRATCH: dict[str, str] = {}
+_SCRATCH_LOCK = threading.Lock()
+
+
+def working_directory(name: str) -> str:
+    """``<cache root>/<name>``, for state that needs a local directory even with caches off (then a
+    directory of this process's own, removed at exit)."""
+    root = cache_root()
+    if root is not None:
+        return os.path.join(root, name)
+    with _SCRATCH_LOCK:
+        if name not in _SCRATCH:
+            _SCRATCH[name] = tempfile.mkdtemp(prefix=f"paimon-lab-{name}-")
+            atexit.register(shutil.rmtree, _SCRATCH[name], True)
+        return _SCRATCH[name]
+
+
+def evict(paths: list[str], max_bytes: int | None, retention_ms: int | None = None,
+          forget=lambda path: None) -> int:
+    """Remove cache files: those unused (by time stamp) for longer than ``retention_ms``, then the
+    least recently used until the rest fit ``max_bytes`` (the newest one always stays). Calls
+    ``forget(path)`` for each removed file; returns the bytes kept."""
+    entries = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, path))
+    now = time.time()
+    total = kept = 0
+    for mtime, size, path in sorted(entries, reverse=True):   # newest first
+        expired = retention_ms is not None and (now - mtime) * 1000 > retention_ms
+        if expired or (max_bytes is not None and total + size > max_bytes and kept):
+            forget(path)
+            _remove(path)
+            continue
+        kept += 1
+        total += size
+    return total
+
+
+def touch(path: str) -> None:
+    """Mark a cache file used now (what :func:`evict` goes by); a read-only cache is no error."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 class ArrowDiskCache:
@@ -69,6 +126,8 @@ class ArrowDiskCache:
         table = _decode(data, key)
         if table is None:
             _remove(path)
+        else:
+            touch(path)
         return table
 
     def put(self, key: str, table: pa.Table) -> None:
@@ -96,18 +155,10 @@ class ArrowDiskCache:
 
     def _evict(self, directory: str) -> None:
         try:
-            entries = [e for e in os.scandir(directory) if e.name.endswith(".arrow")]
-            stats = [(e.stat().st_mtime, e.stat().st_size, e.path) for e in entries]
+            paths = [e.path for e in os.scandir(directory) if e.name.endswith(".arrow")]
         except OSError:
             return
-        total = sum(s for _, s, _ in stats)
-        if total <= self.max_bytes:
-            return
-        for _, size, path in sorted(stats):
-            if total <= self.max_bytes * 3 // 4:
-                break
-            _remove(path)
-            total -= size
+        evict(paths, self.max_bytes)
 
     def clear(self) -> None:
         """Remove every file of this cache."""

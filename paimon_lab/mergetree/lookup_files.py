@@ -8,8 +8,9 @@ instead decoded once into an uncompressed Arrow IPC file of its key-value rows s
 file's name. Data files are immutable, so the copy stays valid; it is memory-mapped, so a lookup
 touches only the pages its binary search and its hits fall on.
 
-The directory is ``$PAIMON_LAB_LOOKUP_CACHE_DIR`` (default ``~/.cache/paimon-lab/lookup``), one
-subdirectory per table path and schema. ``lookup.cache-max-disk-size`` bounds it (least
+The directory is ``$PAIMON_LAB_LOOKUP_CACHE_DIR``, else ``lookup`` in paimon-lab's cache directory
+(:mod:`paimon_lab.io.disk_cache`: ``$PAIMON_LAB_CACHE_DIR``, default ``~/.cache/paimon-lab``; with
+caches off, a directory of the process's own), one subdirectory per table path and schema. ``lookup.cache-max-disk-size`` bounds it (least
 recently used files are evicted first), ``lookup.cache-file-retention`` drops files unused for
 longer, ``lookup.cache-max-memory-size`` bounds the open files this process keeps. A cached file
 is trusted only if it names the data file's size and row count; anything else (stale, truncated,
@@ -33,7 +34,7 @@ import pyarrow.compute as pc
 
 from paimon_lab.core import binary_row
 from paimon_lab.core.manifest import DataFileMeta
-from paimon_lab.io.disk_cache import default_root
+from paimon_lab.io.disk_cache import evict, touch, working_directory
 from paimon_lab.utils.arrow import semi_join
 
 if TYPE_CHECKING:
@@ -46,8 +47,8 @@ _META_VERSION = b"paimon_lab.version"
 
 def cache_root() -> str:
     """Where lookup files live: ``$PAIMON_LAB_LOOKUP_CACHE_DIR``, else ``lookup`` in paimon-lab's
-    user cache directory (``~/.cache/paimon-lab``)."""
-    return os.environ.get("PAIMON_LAB_LOOKUP_CACHE_DIR") or os.path.join(default_root(), "lookup")
+    cache directory (see the module docstring)."""
+    return os.environ.get("PAIMON_LAB_LOOKUP_CACHE_DIR") or working_directory("lookup")
 
 
 class _OpenFiles:
@@ -151,7 +152,7 @@ class LocalCache:
             if not _stamped(table.schema, meta) or not check(table):
                 raise ValueError("stale local cache file")
             table.validate()
-            os.utime(path)   # the age eviction and retention go by
+            touch(path)
             return table
         except (OSError, ValueError, pa.ArrowException):
             OPEN_FILES.forget(path)
@@ -191,29 +192,11 @@ class LocalCache:
         """Drop cache files unused for longer than the retention, then the least recently used
         ones until every table's files fit the disk bound."""
         try:
-            entries = []
-            for sub in os.scandir(cache_root()):
-                if sub.is_dir():
-                    for e in os.scandir(sub.path):
-                        if e.name.endswith(".arrow"):
-                            st = e.stat()
-                            entries.append((st.st_mtime, st.st_size, e.path))
+            paths = [e.path for sub in os.scandir(cache_root()) if sub.is_dir()
+                     for e in os.scandir(sub.path) if e.name.endswith(".arrow")]
         except OSError:
             return 0
-        now = time.time()
-        total, kept = 0, 0
-        for mtime, size, p in sorted(entries, reverse=True):   # newest first
-            expired = self.retention is not None and (now - mtime) * 1000 > self.retention
-            if expired or (self.max_disk is not None and total + size > self.max_disk and kept):
-                OPEN_FILES.forget(p)
-                try:
-                    os.remove(p)
-                except OSError:
-                    pass
-                continue
-            kept += 1
-            total += size
-        return total
+        return evict(paths, self.max_disk, self.retention, forget=OPEN_FILES.forget)
 
 
 def _resident(table: pa.Table) -> int:
