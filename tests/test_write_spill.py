@@ -118,12 +118,11 @@ def test_spill_files_are_removed_at_commit_and_on_abort(tmp_path, monkeypatch):
         assert made and all(os.path.exists(r.path) for r in made)
     assert not any(os.path.exists(r.path) for r in made) and len(t.snapshots()) == 1
     made.clear()
-    with pytest.raises(RuntimeError):
-        with t.writer() as w:
-            for _ in range(4):
-                w.write(rows, row_kinds=kinds)
-            assert made
-            raise RuntimeError("stop")
+    with pytest.raises(RuntimeError), t.writer() as w:
+        for _ in range(4):
+            w.write(rows, row_kinds=kinds)
+        assert made
+        raise RuntimeError("stop")
     assert not any(os.path.exists(os.path.dirname(r.path)) for r in made) and len(t.snapshots()) == 1
 
 

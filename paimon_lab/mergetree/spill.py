@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,7 +52,7 @@ class SpillDirectory:
         self._count = 0
         self._lock = threading.Lock()   # buckets spill on several threads
 
-    def write(self, kv: pa.Table) -> "SpilledRun":
+    def write(self, kv: pa.Table) -> SpilledRun:
         with self._lock:
             if self.path is None:
                 self.path = tempfile.mkdtemp(prefix="paimon-lab-spill-")
