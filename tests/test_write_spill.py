@@ -190,3 +190,46 @@ def test_merge_runs_streams_composite_keys_with_repeated_first_columns(tmp_path,
     assert got.equals(expected)
     assert len(slices) > 10 and max(s.num_rows for s in slices) <= 2 * 50 * len(runs)
     assert not glob.glob(os.path.join(directory.path or "/nonexistent", "*"))
+
+
+def test_file_metadata_from_slice_summaries_equals_metadata_from_the_rows(tmp_path):
+    """A level-0/compaction writer keeps only summaries of the slices it wrote (not the rows) until
+    a file is finished: the metadata (row count, key range, sequence range, deletes, min/max/null
+    counts under truncate(N), NaN skipped, nested columns counted) is the same as from the rows."""
+    import decimal
+
+    schema = pa.schema([("k", pa.int64()), ("s", pa.string()), ("d", pa.float64()),
+                        ("m", pa.decimal128(12, 2)), ("ts", pa.timestamp("us")), ("l", pa.list_(pa.int32())),
+                        ("allnull", pa.string())])
+    cat = _catalog(tmp_path)
+    t = cat.create_table("db.t", schema, primary_keys=["k"],
+                         options={"bucket": "1", "target-file-size": "96 kb", "metadata.stats-mode": "truncate(4)"})
+    rng = np.random.default_rng(5)
+    n = 40_000
+    floats = rng.normal(size=n)
+    floats[rng.integers(0, n, 50)] = np.nan
+    rows = pa.table({
+        "k": np.arange(n), "s": [None if i % 7 == 0 else f"v{rng.integers(0, 10**9)}-long" for i in range(n)],
+        "d": pa.array(floats).to_pylist(), "m": [decimal.Decimal(int(x)) / 100 for x in rng.integers(-10**6, 10**6, n)],
+        "ts": pa.array(rng.integers(0, 10**15, n), pa.timestamp("us")),
+        "l": [[int(i)] if i % 3 else None for i in range(n)], "allnull": pa.nulls(n, pa.string())}, schema=schema)
+    layout = KeyValueLayout(t.store.schema)
+    kinds = rng.choice([0, 2, 3], n).astype(np.int8)
+    kv = layout.sort(layout.to_kv(rows, kinds, 100))
+    metas = {}
+    for mode in ("summaries", "rows"):
+        names = iter(f"{tmp_path}/{mode}-{i}.parquet" for i in range(1000))
+        w = layout.writer(t.store.file_io, t.store.schema.core, 0, lambda names=names: next(names))
+        assert w.rolling.summarize is not None
+        if mode == "rows":
+            w.rolling.summarize = None
+        for start in range(0, n, 3_000):   # written in pieces, as a merge emits them
+            w.write(kv.slice(start, 3_000))
+        metas[mode] = w.close()
+    assert len(metas["rows"]) > 2
+
+    def strip(m):
+        return (m.row_count, m.min_key, m.max_key, m.key_stats, m.value_stats, m.min_sequence_number,
+                m.max_sequence_number, m.delete_row_count, m.file_size)
+
+    assert [strip(m) for m in metas["summaries"]] == [strip(m) for m in metas["rows"]]
