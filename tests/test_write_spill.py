@@ -233,3 +233,23 @@ def test_file_metadata_from_slice_summaries_equals_metadata_from_the_rows(tmp_pa
                 m.max_sequence_number, m.delete_row_count, m.file_size)
 
     assert [strip(m) for m in metas["summaries"]] == [strip(m) for m in metas["rows"]]
+
+
+def test_postpone_bucket_writer_flushes_a_full_buffer_as_written(tmp_path):
+    """A postpone-bucket table's writer does not sort or spill: each full buffer becomes postponed
+    files, and the rows land after the compaction that moves them into real buckets."""
+    cat = _catalog(tmp_path)
+    t = cat.create_table("db.p", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
+                         options={"bucket": "-2", "postpone.default-bucket-num": "2", "write-buffer-size": "40 kb"})
+    ((rows, kinds),), = _history(9, commits=1, batches=1)
+    model = {}
+    with t.writer() as w:
+        for i in range(4):
+            batch = rows.set_column(2, "v", pa.array(np.full(rows.num_rows, i)))
+            w.write(batch)
+            model.update({(k, d): i for k, d in zip(batch["k"].to_pylist(), batch["dt"].to_pylist())})
+    postponed = glob.glob(os.path.join(t.path, "dt=a", "bucket-postpone", "*"))
+    assert len(postponed) > 2
+    t.compact()
+    got = t.to_arrow()
+    assert {(k, d): v for k, d, v in zip(got["k"].to_pylist(), got["dt"].to_pylist(), got["v"].to_pylist())} == model

@@ -3,8 +3,9 @@
 :class:`KeyValueFileStoreWrite` takes user rows with row kinds, buffers them up to
 ``write-buffer-size``, and on flush splits them by partition and bucket. Each bucket's
 :class:`MergeTreeWriter` numbers its rows, sorts and merges them into a level-0 file, then
-compacts its LSM tree as the table's options ask. Memory stays bounded by the buffer: a flush
-empties it, whatever the total size of the write.
+compacts its LSM tree as the table's options ask. A full buffer is spilled to local disk as
+sorted runs (``write-buffer-spillable``), merged into one level-0 run at the flush; memory stays
+bounded by the buffer whatever the total size of the write.
 """
 
 from __future__ import annotations

@@ -156,7 +156,8 @@ class KeyValueFileStoreWrite:
 
     def flush(self) -> None:
         jobs = self._route() if self.buffer else []
-        spilled = [w for w in self.writers.values() if w.spilled and all(w is not j[0] for j in jobs)]
+        routed = {id(w) for w, _, _ in jobs}
+        spilled = [w for w in self.writers.values() if w.spilled and id(w) not in routed]
         if not jobs and not spilled:
             return
         jobs += [(w, None, None) for w in spilled]
