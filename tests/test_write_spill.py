@@ -241,7 +241,7 @@ def test_postpone_bucket_writer_flushes_a_full_buffer_as_written(tmp_path):
     cat = _catalog(tmp_path)
     t = cat.create_table("db.p", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
                          options={"bucket": "-2", "postpone.default-bucket-num": "2", "write-buffer-size": "40 kb"})
-    ((rows, kinds),), = _history(9, commits=1, batches=1)
+    ((rows, _kinds),), = _history(9, commits=1, batches=1)
     model = {}
     with t.writer() as w:
         for i in range(4):
