@@ -253,3 +253,15 @@ def test_postpone_bucket_writer_flushes_a_full_buffer_as_written(tmp_path):
     t.compact()
     got = t.to_arrow()
     assert {(k, d): v for k, d, v in zip(got["k"].to_pylist(), got["dt"].to_pylist(), got["v"].to_pylist())} == model
+
+
+def test_a_dropped_spill_directory_is_removed(tmp_path):
+    import gc
+
+    directory = spill.SpillDirectory(spill.spill_write_options("lz4", None))
+    run = directory.write(pa.table({"k": [1, 2, 3]}))
+    path = os.path.dirname(run.path)
+    assert os.path.isdir(path)
+    del directory, run
+    gc.collect()
+    assert not os.path.exists(path)

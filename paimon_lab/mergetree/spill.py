@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 
 import pyarrow as pa
@@ -56,6 +57,8 @@ class SpillDirectory:
         with self._lock:
             if self.path is None:
                 self.path = tempfile.mkdtemp(prefix="paimon-lab-spill-")
+                # a writer dropped without commit or abort leaves nothing behind either
+                self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
             self._count += 1
             path = os.path.join(self.path, f"run-{self._count}.arrow")
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, kv.schema, options=self.options) as w:
@@ -67,7 +70,7 @@ class SpillDirectory:
 
     def clear(self) -> None:
         if self.path is not None:
-            shutil.rmtree(self.path, ignore_errors=True)
+            self._cleanup()
         self.path, self.spilled_bytes = None, 0
 
 
