@@ -517,3 +517,18 @@ def test_hash_codes_of_many_rows_are_hashed_in_slices_on_threads(pypaimon):
     theirs = pypaimon_hashes(pypaimon, [[ids[i].as_py(), names[i].as_py()] for i in picked], types)
     for i, expected in zip(picked, theirs, strict=True):
         assert hashes[i] == expected
+
+
+def test_hash_codes_of_a_large_buffer_hashed_in_bounded_slices():
+    """Above the parallel threshold rows are hashed in slices of at most _HASH_SLICE_ROWS (bounded
+    memory): the codes equal those of one whole pass, slice boundaries and ragged tails included."""
+    n = 2 * br._PARALLEL_HASH_ROWS + 12_345
+    rng = np.random.default_rng(4)
+    ids = pa.chunked_array([rng.integers(-10**12, 10**12, n // 3), rng.integers(0, 9, n - n // 3)])
+    names = pa.array([f"name-{i}" * (i % 4) for i in range(n)])
+    types = [parse_type("BIGINT"), parse_type("STRING")]
+    sliced = br.hash_codes([ids, names], types)
+    assert len(sliced) == n and -(-n // br._HASH_SLICE_ROWS) > br.WORKERS
+    assert np.array_equal(sliced, br._hash_codes([ids, names], types))
+    assert br.hash_codes([ids.slice(n - 7), names.slice(n - 7)], types).tolist() == \
+        [br.hash_code([i, s], types) for i, s in zip(ids.slice(n - 7).to_pylist(), names.slice(n - 7).to_pylist())]

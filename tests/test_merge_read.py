@@ -173,7 +173,8 @@ def test_composite_and_string_keys_thin_mode_and_partitions(catalog):
 def test_random_histories_match_the_general_merge(catalog):
     rng = np.random.default_rng(7)
     for case in range(6):
-        opts = {"write-buffer-size": "32 kb"} if case % 2 else {}
+        # a small buffer: level-0 files per full buffer, or (case 3) spilled runs merged at the commit
+        opts = {"write-buffer-size": "32 kb", "write-buffer-spillable": str(case == 3).lower()} if case % 2 else {}
         if case == 4:
             opts["ignore-delete"] = "true"
         t = pk_table(catalog, f"db.r{case}", bucket=str(1 + case % 3), **opts)
@@ -272,7 +273,8 @@ def test_sections_match_a_model(tmp_path_factory, commits, small_buffer):
 
     cat = Catalog(str(tmp_path_factory.mktemp("wh")))
     cat.create_database("db")
-    t = pk_table(cat, bucket="1", **({"write-buffer-size": "8 kb"} if small_buffer else {}))
+    t = pk_table(cat, bucket="1", **({"write-buffer-size": "8 kb", "write-buffer-spillable": "false"}
+                                     if small_buffer else {}))
     model = {}
     for n, (start, length, step, kind) in enumerate(commits):
         keys = list(range(start, start + length * step, step))

@@ -837,6 +837,14 @@ for _k in ("definition-query", "interval-freshness", "interval-freshness.time-un
 
 BEHAVIOUR["deletion-vectors.bitmap64"] = "tests/test_dv_bitmap64.py::test_alter_to_bitmap64_mixes_old_32bit_and_new_64bit_vectors"
 
+_SPILL = "tests/test_write_spill.py::"
+BEHAVIOUR.update({
+    "write-buffer-spillable": "tests/test_pk_table.py::test_write_buffer_spills_to_level0_files",
+    "write-buffer-spill.max-disk-size": _SPILL + "test_max_disk_size_flushes_level0_files_when_spills_exceed_it",
+    "spill-compression": _SPILL + "test_spill_compression_and_its_zstd_level_compress_the_spill_files",
+    "spill-compression.zstd-level": _SPILL + "test_spill_compression_and_its_zstd_level_compress_the_spill_files",
+})
+
 _POSTPONE = "tests/test_postpone_bucket.py::"
 BEHAVIOUR.update({
     "postpone.default-bucket-num": _POSTPONE + "test_bucket_count_per_partition",

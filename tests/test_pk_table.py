@@ -255,14 +255,17 @@ def test_changes_without_producer_are_delta_records(catalog):
 
 
 def test_write_buffer_spills_to_level0_files(catalog):
-    t = pk_table(catalog, bucket="1", **{"write-buffer-size": "64 kb", "write-only": "true"})
-    with t.writer() as w:
-        for i in range(10):
-            w.write(rows(*[(k, float(i), "x" * 10) for k in range(i * 1000, i * 1000 + 1000)]))
-    lv = t.levels()
-    assert len(lv) > 3 and set(lv["level"]) == {0}
-    assert t.to_arrow().num_rows == 10_000
-    assert len(t.snapshots()) == 1
+    # not spillable: each full buffer is a level-0 file; spillable (the default): one level-0 run
+    for name, spillable, files in (("db.t", "false", lambda n: n > 3), ("db.s", "true", lambda n: n == 1)):
+        t = pk_table(catalog, name, bucket="1", **{"write-buffer-size": "64 kb", "write-only": "true",
+                                                   "write-buffer-spillable": spillable})
+        with t.writer() as w:
+            for i in range(10):
+                w.write(rows(*[(k, float(i), "x" * 10) for k in range(i * 1000, i * 1000 + 1000)]))
+        lv = t.levels()
+        assert files(len(lv)) and set(lv["level"]) == {0}
+        assert t.to_arrow().num_rows == 10_000
+        assert len(t.snapshots()) == 1
 
 
 # ---------------------------------------------------------------- dynamic buckets

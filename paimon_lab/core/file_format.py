@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from decimal import Decimal
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -250,6 +250,9 @@ class RollingFileWriter:
         self.zstd_level = zstd_level
         self.dictionary = dictionary
         self._encodings: dict | None = None  # chosen from the first rows, kept for every file
+        # Keeps each written slice's summary instead of its rows (a file's rows then need not stay
+        # in memory until it is finished): what drain() returns per file is their concatenation.
+        self.summarize: Callable[[pa.Table], pa.Table] | None = None
         self.done: list[tuple[str, int, pa.Table]] = []
         self._open: tuple | None = None  # (path, _ParquetFile, [row slices])
 
@@ -307,7 +310,7 @@ class RollingFileWriter:
             path, writer, slices = self._open
             chunk = table.slice(start, row_group)
             writer.write(self._project(chunk), row_group_size=row_group)
-            slices.append(chunk)
+            slices.append(self.summarize(chunk) if self.summarize is not None else chunk)
             start += chunk.num_rows
             if writer.tell() >= self.target:
                 self._finish()

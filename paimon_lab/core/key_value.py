@@ -23,7 +23,7 @@ from paimon_lab.errors import DataValidationError
 from paimon_lab.core.file_format import RollingFileWriter, read_file
 from paimon_lab.io.file_io import FileIO
 from paimon_lab.core.manifest import FILE_SOURCE_APPEND, DataFileMeta, creation_time_now
-from paimon_lab.core.stats import collect_stats
+from paimon_lab.core.stats import collect_stats, summary_min_max
 from paimon_lab.core.types import DataField, atomic
 from paimon_lab.errors import SchemaError
 
@@ -45,6 +45,8 @@ KIND_NAMES = {v: k for k, v in ROW_KINDS.items()}
 SEQUENCE_FIELD_ID = 2147483646
 VALUE_KIND_FIELD_ID = 2147483645
 KEY_FIELD_ID_START = 1_073_741_823  # Integer.MAX_VALUE / 2
+# the extra columns of a KeyValueFileWriter's slice summaries
+_SUMMARY_ROWS, _SUMMARY_DELETES, _SUMMARY_NULLS = "__summary_rows__", "__summary_deletes__", "__summary_nulls__"
 
 
 def is_retract(kinds: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -189,6 +191,23 @@ class KeyValueFileWriter:
                                                    target_size or options.target_file_size, next_path,
                                                    [f.name for f in layout.file_fields], layout.file_fields)
         self.metas: list[DataFileMeta] = []
+        if indexer is None:   # a file index needs every row; the metadata needs only summaries
+            self.rolling.summarize = self._summary
+
+    def _summary(self, kv: pa.Table) -> pa.Table:
+        """What a file's metadata needs of a slice of its rows: the first row, every column's min
+        and max, the last row (min/max over these rows are the slice's), and the counts of rows,
+        deletes and each column's nulls (in extra columns, on the first row)."""
+        n = kv.num_rows
+        columns = [pa.concat_arrays([c.slice(0, 1).combine_chunks(), summary_min_max(c),
+                                     c.slice(n - 1, 1).combine_chunks()]) for c in kv.columns]
+        zeros = [0, 0, 0]
+        deletes = pc.sum(is_retract(kv.column(VALUE_KIND))).as_py() or 0
+        counts = {_SUMMARY_ROWS: n, _SUMMARY_DELETES: deletes}
+        counts.update({_SUMMARY_NULLS + name: kv.column(name).null_count for name in kv.column_names})
+        names = kv.column_names + list(counts)
+        arrays = columns + [pa.array([v] + zeros, pa.int64()) for v in counts.values()]
+        return pa.Table.from_arrays(arrays, names=names)
 
     def write(self, kv: pa.Table) -> None:
         self.rolling.write(kv)
@@ -203,21 +222,30 @@ class KeyValueFileWriter:
         return self.rolling.abort() + list(self.index_paths)
 
     def _meta(self, path: str, size: int, rows: pa.Table) -> DataFileMeta:
+        """The metadata of a finished file from its rows, or from the summaries of its slices."""
         layout, options = self.layout, self.options
         key_cols = [rows.column(c) for c in layout.key_columns]
         mm = pc.min_max(rows.column(SEQUENCE_NUMBER))
-        deletes = pc.sum(is_retract(rows.column(VALUE_KIND))).as_py() or 0
+        nulls = None
+        if _SUMMARY_ROWS in rows.column_names:
+            row_count = pc.sum(rows.column(_SUMMARY_ROWS)).as_py()
+            deletes = pc.sum(rows.column(_SUMMARY_DELETES)).as_py()
+            nulls = {name[len(_SUMMARY_NULLS):]: pc.sum(rows.column(name)).as_py()
+                     for name in rows.column_names if name.startswith(_SUMMARY_NULLS)}
+        else:
+            row_count = rows.num_rows
+            deletes = pc.sum(is_retract(rows.column(VALUE_KIND))).as_py() or 0
         embedded, extra = None, ()
         if self.indexer is not None:
             embedded, extra = self.indexer(path, rows.select(layout.value_names))
             directory = path.rpartition("/")[0]
             self.index_paths += [f"{directory}/{name}" for name in extra]
         return DataFileMeta(
-            file_name=path.rsplit("/", 1)[-1], file_size=size, row_count=rows.num_rows,
+            file_name=path.rsplit("/", 1)[-1], file_size=size, row_count=row_count,
             min_key=binary_row.serialize([c[0].as_py() for c in key_cols], layout.key_types),
             max_key=binary_row.serialize([c[-1].as_py() for c in key_cols], layout.key_types),
-            key_stats=collect_stats(rows, layout.key_fields, options),
-            value_stats=collect_stats(rows, layout.value_fields, options),
+            key_stats=collect_stats(rows, layout.key_fields, options, nulls),
+            value_stats=collect_stats(rows, layout.value_fields, options, nulls),
             min_sequence_number=mm["min"].as_py(), max_sequence_number=mm["max"].as_py(),
             schema_id=layout.schema.id, level=self.level, creation_time_millis=creation_time_now(),
             delete_row_count=deletes, file_source=self.file_source, extra_files=extra, embedded_index=embedded)

@@ -8,7 +8,7 @@ rounded up so it still bounds every value).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,11 +63,28 @@ def column_stats(column: pa.ChunkedArray | pa.Array, field: DataField, mode: str
     return lo, hi, nulls
 
 
-def collect_stats(table: pa.Table, fields: Sequence[DataField], options: CoreOptions) -> SimpleStats:
-    """SimpleStats of ``fields`` over ``table`` (columns looked up by field name)."""
+def summary_min_max(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """[min, max] of a column (nulls where it has no comparable value, or is nested): the rows a
+    summary keeps so that the stats of many slices are the stats of their summaries."""
+    if pa.types.is_nested(column.type) or column.null_count == len(column):
+        return pa.nulls(2, column.type)
+    if pa.types.is_floating(column.type):
+        column = pc.drop_null(pc.if_else(pc.is_nan(column), None, column))
+        if len(column) == 0:
+            return pa.nulls(2, column.type)
+    mm = pc.min_max(column)
+    return pa.array([mm["min"], mm["max"]], column.type)
+
+
+def collect_stats(table: pa.Table, fields: Sequence[DataField], options: CoreOptions,
+                  null_counts: Mapping[str, int] | None = None) -> SimpleStats:
+    """SimpleStats of ``fields`` over ``table`` (columns looked up by field name). ``null_counts``:
+    the true null count per column when ``table`` is a summary (see :func:`summary_min_max`)."""
     mins, maxs, counts = [], [], []
     for f in fields:
         lo, hi, nulls = column_stats(table.column(f.name), f, options.field_stats_mode(f.name))
+        if null_counts is not None and nulls is not None:
+            nulls = null_counts[f.name]
         mins.append(lo)
         maxs.append(hi)
         counts.append(nulls)

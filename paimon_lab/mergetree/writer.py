@@ -3,8 +3,9 @@
 :class:`KeyValueFileStoreWrite` takes user rows with row kinds, buffers them up to
 ``write-buffer-size``, and on flush splits them by partition and bucket. Each bucket's
 :class:`MergeTreeWriter` numbers its rows, sorts and merges them into a level-0 file, then
-compacts its LSM tree as the table's options ask. Memory stays bounded by the buffer: a flush
-empties it, whatever the total size of the write.
+compacts its LSM tree as the table's options ask. A full buffer is spilled to local disk as
+sorted runs (``write-buffer-spillable``), merged into one level-0 run at the flush; memory stays
+bounded by the buffer whatever the total size of the write.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.levels import Levels
 from paimon_lab.mergetree.lookup_files import POSITION, LookupFiles
 from paimon_lab.mergetree.compact_strategy import force_level0_unit
+from paimon_lab.mergetree.spill import SpillDirectory, SpilledRun, merge_runs, table_batches
 
 
 _BUCKET = "__bucket__"
@@ -72,6 +74,7 @@ class BucketWriteContext(Protocol):
     lookup_wait: bool
     dv_enabled: bool
     lookup_files: LookupFiles | None
+    spill_directory: SpillDirectory
 
     def deletion_vectors(self, partition: bytes, bucket: int) -> tuple: ...
 
@@ -101,6 +104,7 @@ class MergeTreeWriter:
         self.dv_changed = False
         self.rewriter = CompactRewriter(self.files, owner.merge_fn, self._next_data_path,
                                         max_rows=owner.buffer_limit // 64)
+        self.spilled: list[SpilledRun] = []   # sorted runs of full write buffers, merged at the next flush
 
     def _next_data_path(self) -> str:
         return join(self.files.directory, self.data_namer.next())
@@ -113,21 +117,59 @@ class MergeTreeWriter:
         self.write_level0(rows, kinds)
         self.compact_after_flush()
 
-    def write_level0(self, rows: pa.Table, kinds: np.ndarray) -> None:
-        """Sort, merge and write buffered rows as a level-0 file. Touches only this bucket's
-        state, so different buckets' writers may run it on different threads."""
+    def _sorted_run(self, rows: pa.Table, kinds: np.ndarray) -> pa.Table:
+        """Buffered rows numbered, sorted and merged to one row per key (the input changelog is
+        written from the unmerged rows)."""
         layout, owner = self.layout, self.owner
         kv = layout.sort(layout.to_kv(rows, kinds, self.next_sequence))
         self.next_sequence += rows.num_rows
         if owner.changelog_producer == "input":
             self.changelog_files += self._write_changelog(kv)
-        merged = owner.merge_fn.merge(kv, layout.key_columns)  # kv is in merge order already
-        if merged.num_rows == 0:
+        return owner.merge_fn.merge(kv, layout.key_columns)  # kv is in merge order already
+
+    def spill(self, rows: pa.Table, kinds: np.ndarray) -> None:
+        """Sort and merge buffered rows into a run on local disk (``write-buffer-spillable``): the
+        next flush merges every run into one level-0 sorted run."""
+        merged = self._sorted_run(rows, kinds)
+        if merged.num_rows:
+            self.spilled.append(self.owner.spill_directory.write(merged))
+
+    def write_level0(self, rows: pa.Table | None, kinds: np.ndarray | None) -> None:
+        """Sort, merge and write buffered rows (and the runs spilled before them) as level-0
+        files. Touches only this bucket's state, so different buckets' writers may run it on
+        different threads."""
+        owner = self.owner
+        merged = self._sorted_run(rows, kinds) if rows is not None and rows.num_rows else None
+        if self.spilled:
+            metas = self._merge_spilled(merged)
+        elif merged is None or merged.num_rows == 0:
             return
-        for meta in layout.write_sorted(owner.store.file_io, merged, owner.core, 0, self._next_data_path,
-                                         indexer=owner.store.file_indexer):
+        else:
+            metas = self.layout.write_sorted(owner.store.file_io, merged, owner.core, 0, self._next_data_path,
+                                             indexer=owner.store.file_indexer)
+        for meta in metas:
             self.new_files.append(meta)
             self.levels.add(meta)
+
+    def _merge_spilled(self, last: pa.Table | None) -> list[DataFileMeta]:
+        """The spilled runs and ``last`` (the newest, in memory) merged, streamed, into level-0 files."""
+        layout, owner = self.layout, self.owner
+        runs = [run.batches() for run in self.spilled]
+        if last is not None and last.num_rows:
+            runs.append(table_batches(last))
+        fn = owner.merge_fn
+        writer = layout.writer(owner.store.file_io, owner.core, 0, self._next_data_path,
+                               indexer=owner.store.file_indexer)
+        try:
+            merge_runs(layout, lambda kv: fn.merge(layout.sort(kv), layout.key_columns), runs, writer.write)
+            metas = writer.close()
+        except BaseException:
+            owner.store.file_io.delete_quietly(writer.abort())
+            raise
+        for run in self.spilled:
+            run.delete()
+        self.spilled = []
+        return metas
 
     def compact_after_flush(self) -> None:
         """The compaction a flush triggers (none for write-only tables and tables that compact

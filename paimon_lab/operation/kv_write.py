@@ -26,6 +26,7 @@ from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.compact_strategy import UniversalCompaction
 from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.mergetree.lookup_files import LookupFiles
+from paimon_lab.mergetree.spill import SpillDirectory, spill_write_options
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -86,6 +87,12 @@ class KeyValueFileStoreWrite:
         self.buffer: list[tuple[pa.Table, np.ndarray]] = []
         self.buffered_bytes = 0
         self.buffer_limit = core.get("write-buffer-size")
+        # Java's 'write-buffer-spillable': a full buffer becomes sorted runs on local disk, merged
+        # into one level-0 run per bucket at the flush (commit), instead of level-0 files now.
+        self.spillable = core.get("write-buffer-spillable")
+        self.spill_max_disk = core.get("write-buffer-spill.max-disk-size")
+        self.spill_directory = SpillDirectory(spill_write_options(
+            core.get("spill-compression"), core.get("spill-compression.zstd-level")))
         self.writers: dict[tuple[bytes, int], MergeTreeWriter] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._dvs: dict | None = None
@@ -126,6 +133,18 @@ class KeyValueFileStoreWrite:
         self.buffer.append((rows, kinds))
         self.buffered_bytes += rows.nbytes
         if self.buffered_bytes >= self.buffer_limit:
+            self._buffer_full()
+
+    def _buffer_full(self) -> None:
+        """Spill the buffer as sorted runs, or (not spillable, or the spills past
+        'write-buffer-spill.max-disk-size') flush everything as level-0 files."""
+        if not self.spillable:
+            self.flush()
+            return
+        jobs = self._route()
+        thread_map(lambda job: job[0].spill(*self._bucket_rows(job)), jobs,
+                   desc=f"spilling {sum(len(idx) for _, _, idx in jobs)} rows", unit="bucket")
+        if self.spill_max_disk is not None and self.spill_directory.spilled_bytes > self.spill_max_disk:
             self.flush()
 
     def _take_buffer(self) -> tuple[pa.Table, np.ndarray]:
@@ -136,8 +155,21 @@ class KeyValueFileStoreWrite:
         return rows, kinds
 
     def flush(self) -> None:
-        if not self.buffer:
+        jobs = self._route() if self.buffer else []
+        routed = {id(w) for w, _, _ in jobs}
+        spilled = [w for w in self.writers.values() if w.spilled and id(w) not in routed]
+        if not jobs and not spilled:
             return
+        jobs += [(w, None, None) for w in spilled]
+        rows = sum(len(idx) for _, _, idx in jobs if idx is not None)
+        # Buckets are independent (each writer has its own levels, files and deletion vectors;
+        # writers are created in _route, on this thread): they flush and compact in parallel.
+        thread_map(self._write_bucket, jobs, desc=f"flushing {rows} rows", unit="bucket")
+        self.spill_directory.clear()
+        thread_map(MergeTreeWriter.compact_after_flush, [w for w, _, _ in jobs])
+
+    def _route(self) -> list[tuple[MergeTreeWriter, pa.Table, pa.Array]]:
+        """Empty the buffer into (writer, rows, the row indices of its bucket) jobs."""
         rows, kinds = self._take_buffer()
         known = None
         if self.cross_partition:
@@ -179,16 +211,18 @@ class KeyValueFileStoreWrite:
             rows = rows.append_column(_BUCKET, pa.array(buckets, pa.int32()))
             jobs = [(self.writer(codec.to_bytes(key[:-1]), key[-1]), rows, idx)
                     for key, idx in group_indices(rows, list(self.schema.partition_keys) + [_BUCKET])]
-        # Buckets are independent (each writer has its own levels, files and deletion vectors;
-        # writers are created above, on this thread): they flush and compact in parallel.
-        thread_map(self._write_bucket, jobs, desc=f"flushing {rows.num_rows} rows", unit="bucket")
-        thread_map(MergeTreeWriter.compact_after_flush, [w for w, _, _ in jobs])
+        return jobs
 
     @staticmethod
-    def _write_bucket(job: tuple[MergeTreeWriter, pa.Table, pa.Array]) -> None:
-        writer, rows, indices = job
+    def _bucket_rows(job: tuple[MergeTreeWriter, pa.Table, pa.Array]) -> tuple[pa.Table, np.ndarray]:
+        _, rows, indices = job
         part = rows.take(indices)
-        writer.write_level0(part.drop_columns([_KIND, _BUCKET]), part.column(_KIND).to_numpy())
+        return part.drop_columns([_KIND, _BUCKET]), part.column(_KIND).to_numpy()
+
+    @classmethod
+    def _write_bucket(cls, job: tuple[MergeTreeWriter, pa.Table | None, pa.Array | None]) -> None:
+        writer, rows, _ = job
+        writer.write_level0(*(cls._bucket_rows(job) if rows is not None else (None, None)))
 
     # ------------------------------------------------------------------ cross-partition update
     def _key_index(self) -> KeyIndex:
@@ -420,6 +454,9 @@ class KeyValueFileStoreWrite:
 
     def abort(self) -> None:
         self.buffer = []
+        self.spill_directory.clear()
+        for w in self.writers.values():
+            w.spilled = []
         paths = [p for w in self.writers.values() for p in w.written_paths()]
         if self.assigner is not None:
             paths += self.assigner.written_paths()

@@ -58,6 +58,7 @@ class PostponeBucketWrite(KeyValueFileStoreWrite):
         if file_uuid:
             self.postpone_namer.uuid = file_uuid
         self.namers: dict[bytes, FileNamer] = {}
+        self.spillable = False   # a full buffer is written out as it came, as Java's postpone writer does
         self.postponed: dict[bytes, list[DataFileMeta]] = {}
         self.sequence = 0
 

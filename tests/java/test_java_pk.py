@@ -17,6 +17,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_lab.mergetree.spill import SpillDirectory
+
 from .java_rows import PK_FIELDS, lab_fields, pk_rows
 
 KEYS = 60_000
@@ -155,3 +157,32 @@ def test_full_compaction_upgrades_a_lone_level0_file(jo, java, lab, wh):
     jo.write(wh, "db.up", rows.slice(0, 10).set_column(1, "v", pa.array(["w"] * 10)), compact=True, version=java)
     out = lab.get_table("db.up").to_arrow().sort_by("k")
     assert out["v"].to_pylist() == ["w"] * 10 + [f"v{i}" for i in range(10, 100)]
+
+
+def test_java_reads_lab_spilled_write_buffer(jo, java, lab, wh, monkeypatch):
+    """One writer whose small buffer spills sorted runs (overlapping keys, deletes): the runs
+    merged into one level-0 run per bucket are what Java reads, and Java's full compaction of
+    them (with its own upserts) is what we read back."""
+    t = lab.create_table("db.sp", fields=lab_fields(_fields("parquet")), primary_keys=["k", "part"],
+                         partition_keys=["part"], options={**OPTIONS, "write-buffer-size": "256 kb"})
+    model = Model(jo)
+    spilled = []
+    real = SpillDirectory.write
+    monkeypatch.setattr(SpillDirectory, "write", lambda self, kv: spilled.append(kv.num_rows) or real(self, kv))
+    with t.writer() as w:
+        for i in range(6):
+            batch = _rows(_keys(KEYS // 4, 10 + i)[:4_000], 10 + i, "parquet")
+            w.write(batch)
+            model.upsert(batch)
+        gone = _rows(_keys(KEYS // 4, 20)[:500], 20, "parquet")
+        w.write(gone, row_kinds=["-D"] * gone.num_rows)
+        model.delete(gone.column("k").to_pylist())
+    assert len(spilled) > 6
+    lv = t.levels()
+    assert set(lv["level"]) == {0} and len(lv) == 6   # one run per bucket (2 partitions x 3 buckets)
+    model.check(t.to_arrow())
+    model.check_java(jo.read(wh, "db.sp", version=java))
+    more = _rows(_keys(KEYS // 4, 30)[:2_000], 30, "parquet")
+    jo.write(wh, "db.sp", more, compact=True, version=java)
+    model.upsert(more)
+    model.check(lab.get_table("db.sp").to_arrow())
