@@ -49,3 +49,23 @@ def test_partition_columns_are_made_from_the_partition_not_decoded(catalog, monk
         if text is not None and "OR" not in text and columns != ["hr"]:
             assert all("dt" not in c and "hr" not in c for c in asked), (text, asked)
             assert asked or "nope" in text, text
+
+
+def test_not_null_partition_columns_and_partitions_ruled_out_per_file(catalog):
+    """NOT NULL partition columns: parts made from the partition and parts read whole (a file with
+    a deletion vector) concatenate; a NOT over a partition conjunct prunes no partition when
+    planning: each one is decided when its files are read."""
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("dt", pa.string(), nullable=False)])
+    t = catalog.create_table("db.nn", schema, partition_keys=["dt"], options={"deletion-vectors.enabled": "true"})
+    rows = pa.table({"id": pa.array(range(30), pa.int64()), "dt": [["p", "q", "r"][i % 3] for i in range(30)]},
+                    schema=schema)
+    t.write(rows)
+    t.delete("id = 4")  # a deletion vector for partition q's file only
+    rows = rows.filter(pc.field("id") != 4)
+    for text, model in [("NOT (dt = 'p')", ~(pc.field("dt") == "p")),
+                        ("NOT (dt = 'p') AND id > 10", ~(pc.field("dt") == "p") & (pc.field("id") > 10)),
+                        ("NOT (dt = 'p') OR id = 0", ~(pc.field("dt") == "p") | (pc.field("id") == 0)),
+                        (None, pc.scalar(True)), ("id > 2", pc.field("id") > 2)]:
+        got = t.to_arrow(filter=text)
+        assert got.schema == schema, text
+        assert sorted(got.column("id").to_pylist()) == sorted(rows.filter(model).column("id").to_pylist()), text

@@ -66,7 +66,8 @@ class TableRead:
             return rows.filter(self.predicate.to_expression()) if self.predicate is not None else rows
         constants, predicate = self._partition_constants(split, needed)
         if predicate is False:
-            return pa.schema([self.schema.arrow_schema().field(c) for c in needed]).empty_table()
+            schema = self.schema.arrow_schema()
+            return pa.schema([pa.field(c, schema.field(c).type) for c in needed]).empty_table()
         if not constants:
             return self.read_file_rows(split, file, needed, self.predicate)
         rows = self.read_file_rows(split, file, [c for c in needed if c not in constants], predicate)
@@ -78,7 +79,7 @@ class TableRead:
                 continue
             t, value = schema.field(name).type, constants[name]
             columns.append(pa.nulls(rows.num_rows, t) if value is None else pa.repeat(pa.scalar(value, t), rows.num_rows))
-        return pa.Table.from_arrays(columns, schema=pa.schema([schema.field(c) for c in needed]))
+        return pa.Table.from_arrays(columns, names=needed)  # typed and nullable as read_file_rows gives them
 
     def _partition_constants(self, split: DataSplit, needed: Sequence[str]) -> tuple[dict, Predicate | None | bool]:
         """(partition columns of ``needed`` that are made from the split's partition value instead
