@@ -76,10 +76,13 @@ class PaimonRelation(Relation):
         self.timestamp_millis = timestamp_millis
         self.read_optimized = read_optimized
         self.label = label or table.identifier
+        self._schema: pa.Schema | None = None
 
     @property
     def schema(self) -> pa.Schema:
-        return self.table.schema.arrow_schema()
+        if self._schema is None:  # asked many times while one statement is planned
+            self._schema = self.table.schema.arrow_schema()
+        return self._schema
 
     def read(self, columns=None, predicate=None, limit=None) -> pa.Table:
         return self.table.to_arrow(columns=columns, filter=predicate, snapshot_id=self.snapshot_id, tag=self.tag,
