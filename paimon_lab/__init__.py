@@ -16,6 +16,9 @@ from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.table import Table, TableWriter
 
 from paimon_lab import sql
+from paimon_lab.io.memory import prefer_jemalloc
+
+prefer_jemalloc()  # see paimon_lab.io.memory.py: measured, and overridable
 
 __version__ = "0.1.0"
 

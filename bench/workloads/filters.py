@@ -102,8 +102,9 @@ class PointFilter(Workload):
 class PointFilterSql(PointFilter):
     """``point_filter`` through SQL: the same six scans as ``SELECT * FROM <kind>.bench.t WHERE
     <filter>`` in one SQL session per run (set up and primed untimed): paimon-lab's
-    :class:`paimon_lab.sql.Session` (the filter is pushed into the table read; DuckDB applies it
-    again) and pypaimon-rust's DataFusion ``SQLContext``."""
+    :class:`paimon_lab.sql.Session` (the filter is pushed into the table read, which applies it
+    exactly, so the read's rows are the answer: no DuckDB, see ``paimon_lab/sql/plain.py``) and
+    pypaimon-rust's DataFusion ``SQLContext``."""
 
     name = "point_filter_sql"
     description = ("point_filter's 6 scans through SQL (SELECT * FROM t WHERE ...): paimon-lab and "

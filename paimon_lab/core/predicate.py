@@ -13,9 +13,10 @@ from __future__ import annotations
 import bisect
 import datetime as _dt
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -39,7 +40,7 @@ class Predicate:
     def columns(self) -> set[str]:
         raise NotImplementedError
 
-    def restrict(self, names: set[str]) -> "Predicate | None":
+    def restrict(self, names: set[str]) -> Predicate | None:
         """The part of this predicate that only uses ``names`` (weaker or equal), or None."""
         raise NotImplementedError
 
@@ -49,13 +50,13 @@ class Predicate:
         without the cost of planning a query per call. NotImplementedError: use the expression."""
         raise NotImplementedError
 
-    def __and__(self, other: "Predicate") -> "Predicate":
+    def __and__(self, other: Predicate) -> Predicate:
         return And((self, other))
 
-    def __or__(self, other: "Predicate") -> "Predicate":
+    def __or__(self, other: Predicate) -> Predicate:
         return Or((self, other))
 
-    def __invert__(self) -> "Predicate":
+    def __invert__(self) -> Predicate:
         return Not(self)
 
 
@@ -135,7 +136,7 @@ class Leaf(Predicate):
     @cached_property
     def _sorted_literals(self) -> list | None:
         values = [v for v in self.literals if v is not None]
-        if any(v != v for v in values):  # NaN: no total order
+        if any(v != v for v in values):  # noqa: PLR0124 - NaN: no total order
             return None
         try:
             return sorted(values)
@@ -183,7 +184,7 @@ class Leaf(Predicate):
         if self.op == "starts_with":
             if not isinstance(lo, str) or not isinstance(hi, str):
                 return True
-            return lo[: len(v)] <= v and v <= hi[: len(v)]
+            return lo[: len(v)] <= v <= hi[: len(v)]
         return True
 
     def columns(self) -> set[str]:
@@ -416,7 +417,7 @@ def _exact_decimal(value: Any, target: pa.DataType, column: str):
     return out
 
 
-def _bind_decimal(pred: "Leaf", target: pa.DataType) -> Predicate:
+def _bind_decimal(pred: Leaf, target: pa.DataType) -> Predicate:
     """Bind a leaf on a DECIMAL(p, s) column. Literals (int, float, Decimal, numeric text) that
     the column type holds exactly become values of that type; others are compared exactly by
     rewriting the leaf: ``x > 10.555`` on DECIMAL(10, 2) is ``x >= 10.56``, ``x = 10.555``
@@ -479,8 +480,24 @@ def parse_filter(text: str, schema: pa.Schema | None = None) -> Predicate:
     return bind(pred, schema) if schema is not None else pred
 
 
-_LONG_IN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s+(NOT\s+)?IN\s*\((.*)\)\s*", re.S | re.I)
-_IN_ITEM = re.compile(r"\s*(?:(-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)|'([^'\\]*)'|(NULL))\s*(,|$)", re.I)
+def predicate_of(tree: exp.Expression, schema: pa.Schema | None = None) -> Predicate:
+    """:func:`parse_filter` of an expression sqlglot has already parsed (no SQL text round trip)."""
+    pred = _convert(tree, _SqlText(tree))
+    return bind(pred, schema) if schema is not None else pred
+
+
+class _SqlText:
+    """An expression's SQL text, rendered only when an error message quotes it."""
+
+    def __init__(self, node: exp.Expression):
+        self.node = node
+
+    def __repr__(self) -> str:
+        return repr(self.node.sql())
+
+
+_LONG_IN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s+(NOT\s+)?IN\s*\((.*)\)\s*", re.DOTALL | re.IGNORECASE)
+_IN_ITEM = re.compile(r"\s*(?:(-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)|'([^'\\]*)'|(NULL))\s*(,|$)", re.IGNORECASE)
 
 
 def _parse_long_in_list(text: str) -> Predicate | None:
@@ -494,7 +511,7 @@ def _parse_long_in_list(text: str) -> Predicate | None:
         item = _IN_ITEM.match(body, pos)
         if item is None or item.end() == pos:
             return None
-        number, string, null, sep = item.groups()
+        number, string, _null, sep = item.groups()
         if number is not None:
             values.append(float(number) if any(c in number for c in ".eE") else int(number))
         elif string is not None:

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from paimon_lab.core.file_format import read_file, read_parquet_late
-from paimon_lab.io.file_io import join
 from paimon_lab.core.manifest import DataFileMeta
-from paimon_lab.utils.parallel import WORKERS, thread_map
-from paimon_lab.core.predicate import Predicate, filter_table
-from paimon_lab.operation.scan import DataSplit, plan_splits, pushdown_predicate
+from paimon_lab.core.predicate import And, Predicate, filter_table, match_mask
 from paimon_lab.core.schema import TableSchema, field_default_values
 from paimon_lab.fileindex import FileIndexReader
-from paimon_lab.mergetree.compact_rewriter import BucketFiles, drop_retracts, merge_order, merge_sorted
-from paimon_lab.mergetree.reader import MergeReader, supports_fast_merge
+from paimon_lab.io.file_io import join
+from paimon_lab.mergetree.compact_rewriter import (
+    BucketFiles,
+    drop_retracts,
+    merge_order,
+    merge_sorted,
+)
 from paimon_lab.mergetree.merge_engine import merge_function_of
+from paimon_lab.mergetree.reader import MergeReader, supports_fast_merge
+from paimon_lab.operation.scan import DataSplit, plan_splits, pushdown_predicate
 from paimon_lab.store.file_store import batch_scan_skips_level0
+from paimon_lab.utils.parallel import WORKERS, thread_map
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -26,7 +32,7 @@ if TYPE_CHECKING:
 class TableRead:
     """Reads the rows of splits as the table's current schema, projected to ``columns``."""
 
-    def __init__(self, store: "FileStore", columns: Sequence[str] | None = None,
+    def __init__(self, store: FileStore, columns: Sequence[str] | None = None,
                  predicate: Predicate | None = None, limit: int | None = None):
         self.store = store
         self.schema: TableSchema = store.schema
@@ -43,6 +49,7 @@ class TableRead:
         self.predicate = predicate
         self.limit = limit
         self.inner_threads = True
+        self._partitions: dict[bytes, tuple] = {}  # partition -> what _decide_partition found
 
     def _read_file(self, split: DataSplit, file: DataFileMeta) -> pa.Table:
         """The rows of one append-table file: deletion vectors applied, filtered, projected."""
@@ -57,7 +64,60 @@ class TableRead:
             rows = self.read_file_rows(split, file, needed)
             rows = rows.filter(pa.array(dv.mask(rows.num_rows)))
             return rows.filter(self.predicate.to_expression()) if self.predicate is not None else rows
-        return self.read_file_rows(split, file, needed, self.predicate)
+        constants, predicate = self._partition_constants(split, needed)
+        if predicate is False:
+            schema = self.schema.arrow_schema()
+            return pa.schema([pa.field(c, schema.field(c).type) for c in needed]).empty_table()
+        if not constants:
+            return self.read_file_rows(split, file, needed, self.predicate)
+        rows = self.read_file_rows(split, file, [c for c in needed if c not in constants], predicate)
+        schema = self.schema.arrow_schema()
+        columns = []
+        for name in needed:
+            if name not in constants:
+                columns.append(rows.column(name))
+                continue
+            t, value = schema.field(name).type, constants[name]
+            columns.append(pa.nulls(rows.num_rows, t) if value is None else pa.repeat(pa.scalar(value, t), rows.num_rows))
+        return pa.Table.from_arrays(columns, names=needed)  # typed and nullable as read_file_rows gives them
+
+    def _partition_constants(self, split: DataSplit, needed: Sequence[str]) -> tuple[dict, Predicate | None | bool]:
+        """(partition columns of ``needed`` that are made from the split's partition value instead
+        of decoded from the file: every row of a file holds it, as Java fills them in; the filter
+        left for the file's rows, False when the partition alone rules every row out).
+
+        A filter conjunct on partition columns only is decided here once; a column that another
+        conjunct mixes with file columns is read from the file, as is one column when nothing
+        else would be (the file's row count)."""
+        keys = set(self.schema.partition_keys) & set(needed)
+        if not keys:
+            return {}, self.predicate
+        found = self._partitions.get(split.partition)
+        if found is None:
+            found = self._partitions[split.partition] = self._decide_partition(split.partition)
+        values, predicate, mixed = found
+        constants = {k: values[k] for k in needed if k in keys and k not in mixed}
+        if constants and all(c in constants for c in needed):
+            constants.pop(next(iter(constants)))
+        return constants, predicate
+
+    def _decide_partition(self, partition: bytes) -> tuple[dict, Predicate | None | bool, set]:
+        """(partition values, the filter for this partition's files, partition columns it still needs)."""
+        values = self.store.partition_codec.to_dict(partition)
+        if self.predicate is None:
+            return values, None, set()
+        conjuncts = list(_conjuncts(self.predicate))
+        keys = set(values)
+        row = pa.table({f.name: pa.array([values[f.name]], f.type.to_arrow()) for f in self.schema.partition_fields})
+        kept = []
+        for c in conjuncts:
+            if not c.columns() <= keys:
+                kept.append(c)
+            elif not match_mask(row, c)[0]:
+                return values, False, set()
+        mixed = set().union(*(c.columns() for c in kept)) & keys if kept else set()
+        predicate = None if not kept else kept[0] if len(kept) == 1 else And(tuple(kept))
+        return values, predicate, mixed
 
     def _index_may_match(self, split: DataSplit, file: DataFileMeta) -> bool:
         """A separate ``<file>.index`` file index can rule a file out before it is read."""
@@ -192,7 +252,16 @@ class TableRead:
         return result.select(self.output_schema.names).cast(self.output_schema)
 
 
-def read_table(store: "FileStore", columns: Sequence[str] | None = None, predicate: Predicate | None = None, *,
+def _conjuncts(pred: Predicate):
+    """The top-level AND-ed parts of ``pred``."""
+    if isinstance(pred, And):
+        for c in pred.children:
+            yield from _conjuncts(c)
+    else:
+        yield pred
+
+
+def read_table(store: FileStore, columns: Sequence[str] | None = None, predicate: Predicate | None = None, *,
                snapshot_id: int | None = None, tag: str | None = None, timestamp_millis: int | None = None,
                limit: int | None = None, read_optimized: bool = False) -> pa.Table:
     """Read a snapshot of the table (latest, or by id, tag or time) as Arrow."""

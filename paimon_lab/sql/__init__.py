@@ -18,15 +18,16 @@ cannot: CREATE/USE CATALOG, CALL sys.*, SET, ``/*+ OPTIONS(...) */`` hints, ``t$
 Queries run in DuckDB over Arrow tables read from Paimon, with the projection, simple WHERE
 conjuncts and LIMIT pushed into ``Table.to_arrow`` — also through views, subqueries and CTEs read
 once, when that cannot change the result (not below a LIMIT, a window function or an aggregate
-other than onto its GROUP BY columns).
+other than onto its GROUP BY columns). A query that is one filtered read is answered by the read.
 
 The package is a pipeline; each module imports only modules of its own or an earlier line:
 
 - parse: ``errors``, ``lexer`` (tokens, statements), ``params`` (bound values, ``{name}``
   interpolation), ``rewrite`` (query text for sqlglot), ``clauses`` (DDL clauses), ``spelling``
   (SQL text of names and types), ``feedback`` (what a statement did, for people);
-- running a query: ``relations`` (what a name reads), ``datagen``, ``duck`` (DuckDB),
-  ``prepared`` (a planned query: its reads and its DuckDB SQL);
+- running a query: ``relations`` (what a name reads), ``datagen``, ``duck`` (DuckDB), ``plain``
+  (a query that is one filtered read: answered without DuckDB), ``prepared`` (a planned query:
+  its reads and its DuckDB SQL);
 - session state: ``catalogs`` (in-memory and Paimon catalogs, views), ``context`` (what a
   statement handler sees of its session);
 - tables: ``schemas`` (creating Paimon tables), ``writing`` (rows cast and written), the table
@@ -47,17 +48,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from paimon_lab.catalog import Catalog
-from paimon_lab.catalog import HiveCatalog, JdbcCatalog
+from paimon_lab.catalog import Catalog, HiveCatalog, JdbcCatalog
 from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.lexer import split_statements
 from paimon_lab.sql.params import bind
 from paimon_lab.sql.session import Session
 
-__all__ = ["SqlError", "Session", "sql", "default_session", "set_default_session"]
+__all__ = ["Session", "SqlError", "default_session", "set_default_session", "sql"]
 
 _default: Session | None = None
-_by_catalog: "weakref.WeakKeyDictionary[Any, Session]" = weakref.WeakKeyDictionary()
+_by_catalog: weakref.WeakKeyDictionary[Any, Session] = weakref.WeakKeyDictionary()
 _by_warehouse: dict[str, Session] = {}
 _guard = threading.Lock()
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from paimon_lab.core.predicate import Predicate, parse_filter
+from paimon_lab.core.predicate import Predicate, predicate_of
 from paimon_lab.sql.catalogs import Scope
 from paimon_lab.sql.duck import EXTERNAL_ACCESS
 from paimon_lab.sql.prepared import Prepared, RelInfo
@@ -252,7 +252,7 @@ class Planner:
             if len(cands) != 1 or (target is not None and cands[0] is not target):
                 return
             target = cands[0]
-        if not isinstance(target, exp.Subquery) or dict((id(s), n) for s, n in direct)[id(target)]:
+        if not isinstance(target, exp.Subquery) or {id(s): n for s, n in direct}[id(target)]:
             return
         out = names[id(target)]
         if out is None:
@@ -384,8 +384,8 @@ class Planner:
                 return None
             col.replace(exp.column(exp.to_identifier(real, quoted=True)))
         try:
-            return parse_filter(tree.sql(), rel.relation.schema)
-        except Exception:
+            return predicate_of(tree, rel.relation.schema)
+        except Exception:  # noqa: BLE001 - a conjunct that is no predicate stays with DuckDB
             return None
 
 
@@ -421,12 +421,11 @@ def _filterable(select: exp.Select, exprs: list[exp.Expression]) -> bool:
             return False
         keys = {(k.name.lower(), (k.table or "").lower()) for k in group.expressions if isinstance(k, exp.Column)}
         return all((e.name.lower(), (e.table or "").lower()) in keys for e in exprs)
-    if select.args.get("having") or any(p.find(exp.AggFunc) for p in select.expressions):
-        return False  # a global aggregate: a filter below it changes the one row it gives
-    return True
+    # a global aggregate: a filter below it changes the one row it gives
+    return not (select.args.get("having") or any(p.find(exp.AggFunc) for p in select.expressions))
 
 
-def _push_positional(query: exp.Expression, template: exp.Expression, planner: "Planner") -> None:
+def _push_positional(query: exp.Expression, template: exp.Expression, planner: Planner) -> None:
     """Add ``template`` (columns named ``__posN`` = output column N) to the WHERE of ``query``
     (every branch of a set operation)."""
     if isinstance(query, exp.Subquery):

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from sqlglot import exp
 
-from paimon_lab.errors import PaimonLabError
 from paimon_lab.core.predicate import And, Predicate
+from paimon_lab.errors import PaimonLabError
+from paimon_lab.sql import plain
 from paimon_lab.sql.duck import connect, duckdb_error, fetch_arrow
 from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.relations import Relation
@@ -95,6 +96,11 @@ class Prepared:
             out[r.name] = data
         return out
 
+    def plain_columns(self) -> list[tuple[str, str]] | None:
+        """(output name, column) of each result column when the query is one filtered read whose
+        rows are the answer as they are (:mod:`paimon_lab.sql.plain`), else None."""
+        return plain.outputs(self.ast, self.rels[0]) if len(self.rels) == 1 else None
+
     def _aggregate_from_metadata(self, con) -> pa.Table | None:
         """``SELECT count(*) | min(c) | max(c), ... FROM t [WHERE <filter>]`` (count(1) alike, any
         aliases) over one table whose metadata knows the answer (see ``Relation.metadata_count`` and
@@ -146,6 +152,10 @@ class Prepared:
         return pa.table([pa.array([v], f.type) for v, f in zip(values, empty.schema)], schema=empty.schema)
 
     def execute(self, overrides: dict[int, pa.Table] | None = None) -> pa.Table:
+        if not overrides:
+            columns = self.plain_columns()
+            if columns is not None:  # one filtered read is the whole answer
+                return plain.answer(self.read_relations()[self.rels[0].name], columns)
         import duckdb  # heavy, imported when a query runs
 
         sql = self.sql

@@ -3,7 +3,8 @@ into ``Table.to_arrow``), a system table, a generated or registered Arrow table,
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,6 +16,7 @@ from paimon_lab.operation.count import MinMax, metadata_count, metadata_min_max
 class Relation:
     label: str = "?"
     pushdown: bool = False  # accepts columns / predicate / limit
+    exact_filter: bool = False  # read() returns exactly the rows its predicate selects
 
     @property
     def schema(self) -> pa.Schema:
@@ -64,6 +66,7 @@ class PaimonRelation(Relation):
     """A Paimon table read as of a snapshot / tag / time (default latest)."""
 
     pushdown = True
+    exact_filter = True
 
     def __init__(self, table, *, snapshot_id: int | None = None, tag: str | None = None,
                  timestamp_millis: int | None = None, read_optimized: bool = False, label: str | None = None):
@@ -73,10 +76,13 @@ class PaimonRelation(Relation):
         self.timestamp_millis = timestamp_millis
         self.read_optimized = read_optimized
         self.label = label or table.identifier
+        self._schema: pa.Schema | None = None
 
     @property
     def schema(self) -> pa.Schema:
-        return self.table.schema.arrow_schema()
+        if self._schema is None:  # asked many times while one statement is planned
+            self._schema = self.table.schema.arrow_schema()
+        return self._schema
 
     def read(self, columns=None, predicate=None, limit=None) -> pa.Table:
         return self.table.to_arrow(columns=columns, filter=predicate, snapshot_id=self.snapshot_id, tag=self.tag,

@@ -26,7 +26,7 @@ def run(ctx: SessionContext, st: Statement) -> pa.Table:
 
 def explain(ctx: SessionContext, st: Statement) -> pa.Table:
     """EXPLAIN [PLAN FOR] [EXTENDED] <query>: each read (columns, filter, limit pushed into it) and
-    the SQL DuckDB runs."""
+    the SQL DuckDB runs (or that the one read's rows are the answer)."""
     ts = st.ts
     ts.accept_kw("PLAN", "FOR")
     ts.accept_kw("EXTENDED")
@@ -40,6 +40,9 @@ def explain(ctx: SessionContext, st: Statement) -> pa.Table:
         lines.append((f"scan {r.relation.describe()} AS {r.alias}",
                       "*" if cols is None else ", ".join(cols),
                       repr(pred) if pred is not None else "", "" if r.limit is None else str(r.limit)))
-    lines.append(("duckdb", prepared.sql, "", ""))
+    if prepared.plain_columns() is not None:
+        lines.append(("answer", "the scan's rows as they are (no DuckDB)", "", ""))
+    else:
+        lines.append(("duckdb", prepared.sql, "", ""))
     step, cols, filt, lim = zip(*lines)
     return text_table(step=list(step), columns=list(cols), filter=list(filt), limit=list(lim))
