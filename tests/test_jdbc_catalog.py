@@ -457,8 +457,8 @@ def test_sql_jdbc_catalog_errors(tmp_path):
 
     s = Session()
     with pytest.raises(SqlError, match="Cannot open JDBC catalog 'c'.*needs a database uri"):
-        s.run(f"CREATE CATALOG c WITH ('type'='paimon', 'metastore'='jdbc', 'uri'='jdbc:sqlite:', "
-              f"'warehouse'='s3://bucket/wh')")
+        s.run("CREATE CATALOG c WITH ('type'='paimon', 'metastore'='jdbc', 'uri'='jdbc:sqlite:', "
+              "'warehouse'='s3://bucket/wh')")
     # the default SQLite file inside a local warehouse
     s.run(f"CREATE CATALOG d WITH ('type'='paimon', 'metastore'='jdbc', 'warehouse'='{tmp_path}/wh')")
     assert isinstance(s.catalogs["d"].catalog, JdbcCatalog)

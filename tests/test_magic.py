@@ -276,7 +276,7 @@ def test_variables_become_quoted_literals(fresh):
     assert row["e"] == "{wanted}"  # inside a string literal: left alone
 
     def in_a_function():
-        local_only = 3
+        local_only = 3  # noqa: F841 (read by the magic from the caller frame)
         return fresh.run_line_magic("paimon", "SELECT v FROM t WHERE k = {local_only}")
 
     assert in_a_function().to_dict("list") == {"v": ["c"]}

@@ -3,7 +3,6 @@
 import os
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 
 from paimon_lab.errors import DataValidationError, SchemaError
@@ -481,7 +480,6 @@ def test_overwrite_of_pk_table_ignores_the_replaced_files(catalog):
 def test_bucket_change_needs_overwrite(catalog):
     t = pk_table(catalog, bucket="2")
     t.write(rows(*[(i, 1.0, "a") for i in range(10)]))
-    from paimon_lab.core.schema import TableSchema
     import dataclasses
     newer = dataclasses.replace(t.schema, id=1, options={**t.schema.options, "bucket": "4"})
     t.schema_manager.create(newer)

@@ -428,6 +428,16 @@ def test_partition_and_key_rendering(catalog):
     assert t.system("partitions").column("partition").to_pylist() == ["[2024-10-01, 3]"]
 
 
+def test_local_zoned_timestamp_partitions_render_as_instants(catalog):
+    schema = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("ms", tz="UTC"))])
+    t = catalog.create_table("db.ltz", schema, partition_keys=["ts"])
+    t.write(pa.table({"id": [1, 2], "ts": [dt.datetime(2024, 1, 1, 10, 0, 0, 123000), dt.datetime(2024, 1, 2)]},
+                     schema=schema))
+    want = ["[2024-01-01T10:00:00.123Z]", "[2024-01-02T00:00:00Z]"]   # Java's Instant.toString()
+    assert sorted(t.system("partitions").column("partition").to_pylist()) == want
+    assert sorted(t.system("files").column("partition").to_pylist()) == want
+
+
 # ====================================================================== ANALYZE and $statistics
 
 ANALYZE_SCHEMA = pa.schema([

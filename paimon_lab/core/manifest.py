@@ -23,7 +23,6 @@ from typing import Iterable, Sequence
 import fastavro
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from paimon_lab.core import binary_row
 from paimon_lab.errors import CorruptFileError

@@ -37,10 +37,10 @@ def java_local_datetime(value: dt.datetime) -> str:
 def _java_instant(value: dt.datetime) -> str:
     """Instant.toString(): always seconds, fraction in groups of 3, 'Z'."""
     value = naive_utc(value)
-    nanos = nanos(value)
+    fraction = nanos(value)
     text = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
-    if nanos:
-        text += java_clock_text(0, 0, 1, nanos)[8:]
+    if fraction:
+        text += java_clock_text(0, 0, 1, fraction)[8:]
     return text + "Z"
 
 
