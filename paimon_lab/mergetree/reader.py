@@ -97,6 +97,45 @@ def _last_positions(runs: list[np.ndarray]) -> np.ndarray:
     return winners
 
 
+def _dictionary_string_columns(parquet) -> set[str]:
+    """Top-level string/binary columns of a Parquet file whose every column chunk has a
+    dictionary page (reading their codes is cheaper than building every string)."""
+    md = parquet.metadata
+    if md.num_row_groups == 0:
+        return set()
+    schema = parquet.schema_arrow
+    out = set()
+    for i in range(md.num_columns):
+        path = md.schema.column(i).path
+        if "." in path or schema.get_field_index(path) < 0:
+            continue
+        t = schema.field(path).type
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t)):
+            continue
+        if all(md.row_group(g).column(i).has_dictionary_page for g in range(md.num_row_groups)):
+            out.add(path)
+    return out
+
+
+def _concat(parts: list[pa.Table]) -> pa.Table:
+    """``pa.concat_tables`` of parts read by :meth:`KVFileReader.read`; where a column came back
+    as dictionary codes from some files and as plain strings from others, it is decoded first."""
+    if len(parts) == 1:
+        return parts[0]
+    if any(not p.schema.equals(parts[0].schema) for p in parts[1:]):
+        parts = [_decode_dictionaries(p) for p in parts]
+    return pa.concat_tables(parts)
+
+
+def _decode_dictionaries(rows: pa.Table) -> pa.Table:
+    for i, field in enumerate(rows.schema):
+        if pa.types.is_dictionary(field.type):
+            rows = rows.set_column(i, field.with_type(field.type.value_type),
+                                   rows.column(i).cast(field.type.value_type))
+    return rows
+
+
 class KVFileReader:
     """Selected columns of one KV data file, as the table's current KV layout (by field id).
 
@@ -122,9 +161,16 @@ class KVFileReader:
         import pyarrow.parquet as pq
 
         io = self.store.file_io
+        pre_buffer = not getattr(io, "is_local", True)
         try:
             self._source = io.open_input(self.path)
-            self._parquet = pq.ParquetFile(self._source, pre_buffer=not getattr(io, "is_local", True))
+            self._parquet = pq.ParquetFile(self._source, pre_buffer=pre_buffer)
+            self.dictionary_columns = _dictionary_string_columns(self._parquet)
+            if self.dictionary_columns:
+                # Same footer, string columns decoded as their dictionary codes: a merge gathers
+                # the codes and builds strings only for the rows it keeps (KVFileReader.read).
+                self._parquet = pq.ParquetFile(self._source, metadata=self._parquet.metadata, pre_buffer=pre_buffer,
+                                               read_dictionary=sorted(self.dictionary_columns))
         except FileNotFoundError:
             raise CorruptFileError(f"Data file {self.path} is missing") from None
         except (pa.ArrowInvalid, OSError, ValueError) as e:
@@ -166,9 +212,13 @@ class KVFileReader:
             return sum(md.row_group(i).num_rows for i in self.row_groups)
         return self._read_whole().num_rows
 
-    def read(self, names: Sequence[str]) -> pa.Table:
+    def read(self, names: Sequence[str], keep_dictionary: bool = False) -> pa.Table:
         """Columns ``names`` (layout names: ``_KEY_<k>``, system or value columns), typed as the
-        current layout, every row of the file (or of the chosen row groups), in file order."""
+        current layout, every row of the file (or of the chosen row groups), in file order.
+
+        ``keep_dictionary``: value columns of string type stored dictionary-encoded come back
+        as Arrow dictionary arrays of that type (:meth:`MergeReader._assemble` turns them into
+        plain strings once the rows to keep are known); key columns never do."""
         target = self.layout.arrow_schema
         if self._parquet is None:
             return self._read_whole().select(list(names))
@@ -183,16 +233,25 @@ class KVFileReader:
                 raw = self._parquet.read_row_groups(self.row_groups, columns=wanted, use_threads=self.use_threads)
         except (pa.ArrowInvalid, OSError, ValueError) as e:
             raise CorruptFileError(f"Data file {self.path} cannot be read: {e}") from None
-        out = []
+        out, fields = [], []
         for n in names:
-            t = target.field(n).type
+            field = target.field(n)
+            t = field.type
             p = physical[n]
             if p is None:
                 out.append(pa.nulls(raw.num_rows, t))
+                fields.append(field)
                 continue
             col = raw.column(p)
+            if pa.types.is_dictionary(col.type):
+                if keep_dictionary and col.type.value_type == t and n not in self.layout.key_columns:
+                    out.append(col)
+                    fields.append(field.with_type(col.type))
+                    continue
+                col = col.cast(col.type.value_type)
             out.append(col.cast(t) if col.type != t else col)
-        return pa.Table.from_arrays(out, schema=pa.schema([target.field(n) for n in names]))
+            fields.append(field)
+        return pa.Table.from_arrays(out, schema=pa.schema(fields))
 
     def _read_whole(self) -> pa.Table:
         if self._whole is None:
@@ -367,7 +426,7 @@ class MergeReader:
                     dv = None
                 if dv is None and not r.prune_row_groups(key_pred):
                     continue  # row positions only matter to a deletion vector
-                rows = r.read(from_keys + [VALUE_KIND] + values)
+                rows = r.read(from_keys + [VALUE_KIND] + values, keep_dictionary=True)
             finally:
                 r.close()
             keep = ~_retract_np(rows.column(VALUE_KIND).to_numpy())
@@ -423,7 +482,7 @@ class MergeReader:
         partition columns are added here."""
         if not parts:
             return self._empty(needed)
-        rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        rows = _concat(parts)
         if not needed:
             return rows.select([])  # keeps the row count
         schema = self.store.schema.arrow_schema()
@@ -435,7 +494,10 @@ class MergeReader:
                 columns.append(pa.nulls(rows.num_rows, t) if value is None
                                else pa.repeat(pa.scalar(value, t), rows.num_rows))
             else:
-                columns.append(rows.column(KEY_PREFIX + n if n in self.key_names else n))
+                column = rows.column(KEY_PREFIX + n if n in self.key_names else n)
+                if pa.types.is_dictionary(column.type):  # codes read by KVFileReader.read: strings only now
+                    column = column.cast(column.type.value_type)
+                columns.append(column)
         return pa.Table.from_arrays(columns, schema=pa.schema([schema.field(n) for n in needed]))
 
     def _read_disjoint(self, readers: list[KVFileReader], needed: list[str],
@@ -447,7 +509,7 @@ class MergeReader:
         for r in readers:
             if r.num_rows == 0:
                 continue
-            rows = r.read(cols + [VALUE_KIND] + values)
+            rows = r.read(cols + [VALUE_KIND] + values, keep_dictionary=True)
             keep = None
             if key_pred is not None:
                 keep = self._key_mask(rows, key_pred)
@@ -504,7 +566,7 @@ class MergeReader:
                 bool(np.all(winners[1:] > winners[:-1])):
             # The winners are consecutive rows of one file (typically the newest run holding
             # every key): a slice, no gather.
-            merged = readers[first].read(cols)
+            merged = readers[first].read(cols, keep_dictionary=True)
             rows = kept[first]
             if rows is not None:
                 merged = merged.take(pa.array(rows[start:stop]))
@@ -518,7 +580,7 @@ class MergeReader:
         # page anyway), and one gather of the winners from their concatenation, in key order.
         w_file = np.searchsorted(offsets, winners, side="right") - 1
         holders = np.flatnonzero(np.bincount(w_file, minlength=len(readers)))
-        parts = [readers[i].read(cols) for i in holders]
+        parts = [readers[i].read(cols, keep_dictionary=True) for i in holders]
         rows_at = np.zeros(len(readers) + 1, dtype=np.int64)   # where each file's rows start in parts
         rows_at[holders + 1] = [p.num_rows for p in parts]
         np.cumsum(rows_at, out=rows_at)
@@ -528,7 +590,7 @@ class MergeReader:
                 in_file = w_file == i
                 local[in_file] = kept[i][local[in_file]]
         at = rows_at[w_file] + local
-        merged = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        merged = _concat(parts)
         if not _identity(at, merged.num_rows):
             merged = merged.take(pa.array(at))
         if from_keys:
