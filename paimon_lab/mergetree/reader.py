@@ -161,29 +161,41 @@ class KVFileReader:
         import pyarrow.parquet as pq
 
         io = self.store.file_io
-        pre_buffer = not getattr(io, "is_local", True)
         try:
             self._source = io.open_input(self.path)
-            self._parquet = pq.ParquetFile(self._source, pre_buffer=pre_buffer)
-            self.dictionary_columns = _dictionary_string_columns(self._parquet)
-            if self.dictionary_columns:
-                # Same footer, string columns decoded as their dictionary codes: a merge gathers
-                # the codes and builds strings only for the rows it keeps (KVFileReader.read).
-                self._parquet = pq.ParquetFile(self._source, metadata=self._parquet.metadata, pre_buffer=pre_buffer,
-                                               read_dictionary=sorted(self.dictionary_columns))
+            self._parquet = pq.ParquetFile(self._source, pre_buffer=not getattr(io, "is_local", True))
         except FileNotFoundError:
             raise CorruptFileError(f"Data file {self.path} is missing") from None
         except (pa.ArrowInvalid, OSError, ValueError) as e:
             raise CorruptFileError(f"Data file {self.path} cannot be read: {e}") from None
         self.names = set(self._parquet.schema_arrow.names)
+        self._coded = None              # the same file, dictionary string columns read as codes
+        self._dictionary_columns: set[str] | None = None
+
+    def _coded_reader(self, wanted: Sequence[str]):
+        """A reader of the same file (same footer) that returns the dictionary-encoded string
+        columns among ``wanted`` as their codes, or None when there are none."""
+        import pyarrow.parquet as pq
+
+        if self._dictionary_columns is None:
+            self._dictionary_columns = _dictionary_string_columns(self._parquet)
+        if not self._dictionary_columns.intersection(wanted):
+            return None
+        if self._coded is None:
+            self._coded = pq.ParquetFile(self._source, metadata=self._parquet.metadata,
+                                         pre_buffer=not getattr(self.store.file_io, "is_local", True),
+                                         read_dictionary=sorted(self._dictionary_columns))
+        return self._coded
 
     def close(self) -> None:
         if self._parquet is not None:
             try:
                 self._parquet.close()
+                if self._coded is not None:
+                    self._coded.close()
             finally:
                 self._source.close()
-            self._parquet = None
+            self._parquet = self._coded = None
 
     # ------------------------------------------------------------------ columns
     def _physical(self, name: str) -> str | None:
@@ -227,10 +239,11 @@ class KVFileReader:
         physical = {n: self._physical(n) for n in names}
         wanted = sorted({p for p in physical.values() if p is not None})
         try:
+            source = (self._coded_reader(wanted) if keep_dictionary else None) or self._parquet
             if self.row_groups is None:
-                raw = self._parquet.read(columns=wanted, use_threads=self.use_threads)
+                raw = source.read(columns=wanted, use_threads=self.use_threads)
             else:
-                raw = self._parquet.read_row_groups(self.row_groups, columns=wanted, use_threads=self.use_threads)
+                raw = source.read_row_groups(self.row_groups, columns=wanted, use_threads=self.use_threads)
         except (pa.ArrowInvalid, OSError, ValueError) as e:
             raise CorruptFileError(f"Data file {self.path} cannot be read: {e}") from None
         out, fields = [], []
