@@ -336,7 +336,7 @@ def test_dictionary_coded_strings_in_every_fast_path(catalog):
         t = catalog.create_table(name, schema, primary_keys=["k"],
                                  options={"bucket": "1", "write-only": "true", **options})
         model = {}
-        commits = [(range(0, 3000), True), (range(0, 3000, 3), False), (range(1500, 4000, 2), True),
+        commits = [(range(3000), True), (range(0, 3000, 3), False), (range(1500, 4000, 2), True),
                    (range(5000, 5100), False), (range(2990, 3010), True)]
         for c, (keys, few) in enumerate(commits):
             batch = rows(list(keys), c, few)

@@ -97,25 +97,19 @@ def _last_positions(runs: list[np.ndarray]) -> np.ndarray:
     return winners
 
 
-def _dictionary_string_columns(parquet) -> set[str]:
-    """Top-level string/binary columns of a Parquet file whose every column chunk has a
-    dictionary page (reading their codes is cheaper than building every string)."""
-    md = parquet.metadata
-    if md.num_row_groups == 0:
-        return set()
+def _dictionary_coded(parquet, name: str) -> bool:
+    """Whether top-level column ``name`` of a Parquet file is a string/binary column whose every
+    column chunk has a dictionary page (reading its codes is cheaper than building every string)."""
     schema = parquet.schema_arrow
-    out = set()
-    for i in range(md.num_columns):
-        path = md.schema.column(i).path
-        if "." in path or schema.get_field_index(path) < 0:
-            continue
-        t = schema.field(path).type
-        if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-                or pa.types.is_large_binary(t)):
-            continue
-        if all(md.row_group(g).column(i).has_dictionary_page for g in range(md.num_row_groups)):
-            out.add(path)
-    return out
+    i = schema.get_field_index(name)
+    t = schema.field(i).type if i >= 0 else None
+    if t is None or not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                         or pa.types.is_large_binary(t)):
+        return False
+    md = parquet.metadata
+    leaf = [j for j in range(md.num_columns) if md.schema.column(j).path == name]
+    return bool(leaf) and md.num_row_groups > 0 and \
+        all(md.row_group(g).column(leaf[0]).has_dictionary_page for g in range(md.num_row_groups))
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:
@@ -170,21 +164,27 @@ class KVFileReader:
             raise CorruptFileError(f"Data file {self.path} cannot be read: {e}") from None
         self.names = set(self._parquet.schema_arrow.names)
         self._coded = None              # the same file, dictionary string columns read as codes
-        self._dictionary_columns: set[str] | None = None
+        self._coded_set: set[str] = set()
+        self._coded_columns: dict[str, bool] = {}
 
     def _coded_reader(self, wanted: Sequence[str]):
         """A reader of the same file (same footer) that returns the dictionary-encoded string
         columns among ``wanted`` as their codes, or None when there are none."""
         import pyarrow.parquet as pq
 
-        if self._dictionary_columns is None:
-            self._dictionary_columns = _dictionary_string_columns(self._parquet)
-        if not self._dictionary_columns.intersection(wanted):
+        for name in wanted:
+            if name not in self._coded_columns:
+                self._coded_columns[name] = _dictionary_coded(self._parquet, name)
+        coded = sorted(n for n in wanted if self._coded_columns[n])
+        if not coded:
             return None
-        if self._coded is None:
+        if self._coded is None or not set(coded) <= self._coded_set:
+            if self._coded is not None:
+                self._coded.close()
+            self._coded_set = {n for n, yes in self._coded_columns.items() if yes}
             self._coded = pq.ParquetFile(self._source, metadata=self._parquet.metadata,
                                          pre_buffer=not getattr(self.store.file_io, "is_local", True),
-                                         read_dictionary=sorted(self._dictionary_columns))
+                                         read_dictionary=sorted(self._coded_set))
         return self._coded
 
     def close(self) -> None:
@@ -239,7 +239,8 @@ class KVFileReader:
         physical = {n: self._physical(n) for n in names}
         wanted = sorted({p for p in physical.values() if p is not None})
         try:
-            source = (self._coded_reader(wanted) if keep_dictionary else None) or self._parquet
+            values = [physical[n] for n in names if physical[n] is not None and n not in self.layout.key_columns]
+            source = (self._coded_reader(values) if keep_dictionary and values else None) or self._parquet
             if self.row_groups is None:
                 raw = source.read(columns=wanted, use_threads=self.use_threads)
             else:
