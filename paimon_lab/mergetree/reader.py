@@ -315,8 +315,7 @@ class MergeReader:
     """Reads the merged rows of one bucket (see the module docstring)."""
 
     def __init__(self, store: "FileStore", partition: bytes, bucket: int, use_threads: bool = True):
-        """``use_threads``: decode each file's columns on Arrow's threads (off when buckets are
-        already read in parallel: nested thread pools only add overhead)."""
+        """``use_threads``: decode each file's columns on Arrow's threads."""
         self.store = store
         self.use_threads = use_threads
         self.layout: KeyValueLayout = store.kv_layout

@@ -221,8 +221,10 @@ class TableRead:
 
     def _read_parts(self, fn, items) -> list[pa.Table]:
         # Files or buckets are read on WORKERS threads; when there are fewer of them, each one
-        # decodes its columns on Arrow's threads instead.
-        self.inner_threads = self.limit is not None or len(items) < WORKERS
+        # decodes its columns on Arrow's threads instead. A bucket's merge also decodes on Arrow's
+        # threads (a pool of one thread per core, shared by the buckets): while one bucket sorts
+        # keys or gathers winners, another bucket's columns keep every core busy.
+        self.inner_threads = self.limit is not None or len(items) < WORKERS or bool(self.store.schema.primary_keys)
         if self.limit is not None:
             parts, remaining = [], self.limit
             for item in items:
