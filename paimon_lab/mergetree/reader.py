@@ -16,7 +16,9 @@ Cheaper still, and used whenever it applies:
   metadata; Java's IntervalPartition): a section of one file needs no merge (each key has one
   version, so rows are only filtered, -U/-D rows dropped); only sections of overlapping files are
   merged, and the sections are concatenated in key order;
-* the winners' values are gathered once from the files that hold any, read whole;
+* the winners' values are gathered once from the files that hold any, read whole; string
+  columns stored with a dictionary are read as their codes and gathered as codes, so strings
+  are built only for the rows returned (losing versions cost only their codes);
 * when every two files whose key ranges overlap have ordered sequence ranges, the position
   after concatenating the files oldest first *is* the merge order, so ``_SEQUENCE_NUMBER`` is not
   read and a single integer key is sorted with numpy's stable sort (timsort: near linear on
