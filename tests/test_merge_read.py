@@ -264,11 +264,12 @@ def test_interleaved_runs_where_every_row_wins(catalog):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(0, 900), st.integers(1, 150), st.integers(1, 3),
                           st.sampled_from(["+I", "-D", "mixed"])), min_size=1, max_size=6),
-       st.booleans())
-def test_sections_match_a_model(tmp_path_factory, commits, small_buffer):
+       st.booleans(), st.booleans())
+def test_sections_match_a_model(tmp_path_factory, commits, small_buffer, few_values):
     """Commits of key ranges that may or may not overlap (some runs disjoint, some overlapping,
     some several files through a small write buffer): the fast read equals a dict model, in key
-    order, and the general merge."""
+    order, and the general merge. ``few_values``: the string column has a handful of values, so
+    it is stored with a dictionary and merged as dictionary codes."""
     from paimon_lab import Catalog
 
     cat = Catalog(str(tmp_path_factory.mktemp("wh")))
@@ -279,12 +280,13 @@ def test_sections_match_a_model(tmp_path_factory, commits, small_buffer):
     for n, (start, length, step, kind) in enumerate(commits):
         keys = list(range(start, start + length * step, step))
         kinds = ["+I" if kind == "+I" or (kind == "mixed" and k % 3) else "-D" for k in keys]
-        t.write(kv_rows(keys, float(n), f"c{n}-"), row_kinds=kinds)
-        for k, kd in zip(keys, kinds):
+        text = [f"c{n}-{k % 4 if few_values else k}" for k in keys]
+        t.write(kv_rows(keys, float(n), text), row_kinds=kinds)
+        for k, kd, s in zip(keys, kinds, text):
             if kd == "-D":
                 model.pop(k, None)
             else:
-                model[k] = f"c{n}-{k}"
+                model[k] = s
     got = t.to_arrow()
     assert got["k"].to_pylist() == sorted(model)
     assert got["s"].to_pylist() == [model[k] for k in sorted(model)]
