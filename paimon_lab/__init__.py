@@ -18,7 +18,7 @@ from paimon_lab.table import Table, TableWriter
 from paimon_lab import sql
 from paimon_lab.io.memory import prefer_jemalloc
 
-prefer_jemalloc()  # see paimon_lab.io.memory.py: measured, and overridable
+prefer_jemalloc()  # only with PAIMON_LAB_MEMORY_POOL=jemalloc: see paimon_lab/io/memory.py
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,6 @@
-"""Importing paimon_lab makes jemalloc pyarrow's default memory pool on Linux, unless the user
-chose a pool (``ARROW_DEFAULT_MEMORY_POOL``) or ``PAIMON_LAB_MEMORY_POOL=keep``."""
+"""Importing paimon_lab leaves pyarrow's default memory pool alone unless
+``PAIMON_LAB_MEMORY_POOL=jemalloc`` asks for jemalloc (and ``ARROW_DEFAULT_MEMORY_POOL`` does not
+name a pool)."""
 
 from __future__ import annotations
 
@@ -26,12 +27,14 @@ def _pool_after_import(**env: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or not HAS_JEMALLOC, reason="jemalloc on Linux only")
-def test_jemalloc_unless_the_user_chose():
+def test_jemalloc_only_when_asked():
     before, after = _pool_after_import().stdout.split()
-    assert after == "jemalloc"
+    assert after == before
     kept = _pool_after_import(**{ENV: "keep"}).stdout.split()
     assert kept[0] == kept[1] == before
-    chosen = _pool_after_import(ARROW_DEFAULT_MEMORY_POOL="system").stdout.split()
+    asked = _pool_after_import(**{ENV: "jemalloc"}).stdout.split()
+    assert asked[1] == "jemalloc"
+    chosen = _pool_after_import(ARROW_DEFAULT_MEMORY_POOL="system", **{ENV: "jemalloc"}).stdout.split()
     assert chosen == ["system", "system"]
 
 

@@ -1,14 +1,12 @@
-"""pyarrow's default memory pool: jemalloc on Linux unless the user chose one.
+"""pyarrow's default memory pool, by choice: ``PAIMON_LAB_MEMORY_POOL=jemalloc`` makes pyarrow's
+bundled jemalloc the default pool when paimon_lab is imported (Linux, where pyarrow has it);
+unset or ``keep`` leaves pyarrow's own default (mimalloc) alone, as does ``ARROW_DEFAULT_MEMORY_POOL``.
 
-pyarrow allocates from mimalloc by default. In a fresh process already holding a large Arrow
-table, paimon-lab's reads then spent much of their time in the kernel: six filtered scans of the
-benchmark's 1,000,000-row tables (bench ``point_filter_sql``, 27 Nov 2026, 2-core Linux VM) took
-a median 523 ms of CPU, 100-230 ms of it system time, against 349 ms (20-70 ms system) with
-pyarrow's jemalloc pool, which also releases freed pages at once (decay 0).
-
-So importing paimon_lab makes jemalloc pyarrow's default pool where pyarrow has it, on Linux,
-unless ``ARROW_DEFAULT_MEMORY_POOL`` names a pool (pyarrow's own choice then stands) or
-``PAIMON_LAB_MEMORY_POOL=keep`` (``jemalloc``, the default, is the other value it takes).
+Measured on a 2-core Linux VM (bench, 1,000,000 rows, 27 Nov 2026, idle machine): jemalloc made
+the six filtered scans of ``point_filter`` / ``point_filter_sql`` 10-20% faster (a fresh process
+holding a large table spent 100-230 ms of system time in mimalloc there) but the full reads
+20-40% slower (``pk_read`` 0.105 s against 0.082 s, ``wide_cdc`` 0.349 s against 0.295 s, the
+compacted wide read 0.213 s against 0.153 s), so pyarrow's default stays the default.
 """
 
 from __future__ import annotations
@@ -24,14 +22,14 @@ ENV = "PAIMON_LAB_MEMORY_POOL"
 
 
 def prefer_jemalloc() -> str:
-    """Make jemalloc pyarrow's default memory pool where that applies (see the module
+    """Make jemalloc pyarrow's default memory pool where the user asked for it (see the module
     docstring); returns the backend name of the default pool afterwards."""
     current = pa.default_memory_pool().backend_name
     choice = os.environ.get(ENV, "").strip().lower()
     if choice not in ("", "keep", "jemalloc"):
         raise OptionError(f"{ENV}={os.environ[ENV]!r}: expected 'keep' (pyarrow's default memory pool) "
                           "or 'jemalloc'")
-    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL") or choice == "keep":
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL") or choice != "jemalloc":
         return current
     if not sys.platform.startswith("linux") or current == "jemalloc":
         return current
