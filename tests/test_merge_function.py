@@ -513,7 +513,9 @@ def model_merge(schema, rows, kinds):
                 row[n] = model_aggregate(func, [(it[2][n], it[1] in RETRACT) for it in items], n, opts, types[n])
             out[key] = (seq, I, row)
         else:
-            out[key] = (seq, I, model_partial_update(schema, [it[2] for it in items], [it[1] for it in items]))
+            row = model_partial_update(schema, [it[2] for it in items], [it[1] for it in items])
+            row.update(zip(pk, key))   # the merged row carries its key, also when only retractions came
+            out[key] = (seq, I, row)
     return out
 
 
