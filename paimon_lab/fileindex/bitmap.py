@@ -35,7 +35,7 @@ import pyroaring
 
 from paimon_lab.core import types as T
 from paimon_lab.core.options import parse_memory
-from paimon_lab.fileindex.index_file import (ColumnKeys, equal_keys, int_width, java_hashmap_order,
+from paimon_lab.fileindex.index_file import (ColumnKeys, binary_views, equal_keys, int_width, java_hashmap_order,
                                          key_kind, literal_key)
 
 VERSION_1 = 1
@@ -233,16 +233,10 @@ def _murmur_java(arr: pa.Array) -> np.ndarray:
     """``BinaryString.hashCode`` (``MurmurHashUtils.hashBytes``, seed 42: little-endian 4-byte
     words, then each tail byte mixed alone as a signed int, fmix with the length) of every value
     of a binary array, as int64 holding the signed 32-bit result."""
-    arr = arr.cast(pa.large_binary())
     n = len(arr)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset: arr.offset + n + 1]
-    buf = arr.buffers()[2]
-    data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, np.uint8)
-    data = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
-    start = offsets[:-1].astype(np.int64)
-    length = (offsets[1:] - offsets[:-1]).astype(np.int64)
+    data, start, length = binary_views(arr, 8)
     M = 0xFFFFFFFF
     u = np.uint32
 

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from paimon_lab.core import types as T
-from paimon_lab.fileindex.index_file import ColumnKeys, equal_keys, key_kind, literal_key
+from paimon_lab.fileindex.index_file import ColumnKeys, binary_views, equal_keys, key_kind, literal_key
 
 _U64 = np.uint64
 P1 = _U64(0x9E3779B185EBCA87)
@@ -70,17 +70,9 @@ def _gather(data: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
 def xxh64_binary(arr: pa.Array) -> np.ndarray:
     """xxHash64 (seed 0) of every value of a binary/string array (nulls hash as empty), as
     uint64. Vectorized over values; loops only over 32-byte stripes of the longest value."""
-    arr = arr.cast(pa.large_binary())
-    n = len(arr)
-    if n == 0:
+    if len(arr) == 0:
         return np.zeros(0, dtype=np.uint64)
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset: arr.offset + n + 1]
-    buf = arr.buffers()[2]
-    data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, np.uint8)
-    data = np.concatenate([data, np.zeros(40, dtype=np.uint8)])
-    start = offsets[:-1].astype(np.int64)
-    length = (offsets[1:] - offsets[:-1]).astype(np.int64)
-    return _xxh64(data, start, length)
+    return _xxh64(*binary_views(arr, 40))
 
 
 def xxh64_bytes(value: bytes) -> int:

@@ -380,6 +380,19 @@ class Unknown(Exception):
     """A literal the index cannot reason about: the caller must assume rows may match."""
 
 
+def binary_views(arr: pa.Array, pad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bytes of every value of a binary/string array as ``(data, start, length)``: one
+    uint8 buffer (``pad`` zero bytes appended so word-wise reads past a value's end stay in
+    bounds) and each value's offset and length in it (nulls are empty)."""
+    arr = arr.cast(pa.large_binary())
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset: arr.offset + n + 1]
+    buf = arr.buffers()[2]
+    data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, np.uint8)
+    data = np.concatenate([data, np.zeros(pad, dtype=np.uint8)])
+    return data, offsets[:-1].astype(np.int64), (offsets[1:] - offsets[:-1]).astype(np.int64)
+
+
 def _exact_float(x: float) -> Fraction:
     if not math.isfinite(x):
         raise Unknown
