@@ -104,6 +104,31 @@ def test_wide_cdc_checks_every_read_against_its_state():
     assert workload.check(ctx, None, None, states[1:4])                             # a lap missing
 
 
+def test_wide_cdc_decode_checks_that_every_row_version_was_decoded():
+    """wide_cdc_decode's floor read must return every row of the files (their footers' count)
+    in the columns a merge reads; paimon-lab's merge read is checked as in wide_cdc."""
+    from types import SimpleNamespace
+
+    from bench.workloads import Context
+    from bench.workloads import wide_cdc as w
+
+    ctx = Context(rows=2000, data_path="", expected=None, cell_dir="", run_dir="")
+    workload = w.WideCdcDecode()
+    floor = SimpleNamespace(name="pyarrow")
+
+    def read(n, columns=w.MERGE_COLUMNS):
+        return pa.table({c: pa.nulls(n) for c in columns})
+
+    assert not workload.check(ctx, floor, None, [(read(n), n) for n in (5, 6, 7, 8)])
+    problems = workload.check(ctx, floor, None, [(read(5), 5), (read(5), 6), (read(7), 7), (read(8), 8)])
+    assert len(problems) == 1 and problems[0].startswith("cdc2")
+    assert workload.check(ctx, floor, None, [(read(5, w.MERGE_COLUMNS[:-1]), 5)] + [(read(n), n) for n in (6, 7, 8)])
+    assert workload.check(ctx, floor, None, [(read(n), n) for n in (5, 6, 7)])      # a lap missing
+    states = w.states(2000)
+    assert not workload.check(ctx, SimpleNamespace(name="paimon_lab"), None, states[1:])
+    assert workload.check(ctx, SimpleNamespace(name="paimon_lab"), None, [states[1]] * 4)
+
+
 def test_worker_reports_a_mismatch(tmp_path):
     """A read whose result differs from the expected fingerprint comes back as errors."""
     rows = data.generate(500)

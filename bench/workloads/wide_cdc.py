@@ -366,3 +366,77 @@ class WideCdcCompacted(_Wide):
 
     def models(self, ctx):
         return _sorted_states(ctx.rows)[-1:]
+
+
+MERGE_COLUMNS = ["_KEY_id", "_VALUE_KIND"] + [n for n in SCHEMA.names if n != "id"]
+
+
+def snapshot_files(warehouse: str, snapshot_id: int) -> list[str]:
+    """The data files of snapshot ``snapshot_id`` of the paimon-lab table in ``warehouse``."""
+    table = _lab_open(warehouse)
+    store = table.store
+    return [f.external_path or os.path.join(store.bucket_path(s.partition, s.bucket), f.file_name)
+            for s in table.plan(snapshot_id=snapshot_id) for f in s.files]
+
+
+@register
+class WideCdcDecode(WideCdc):
+    """The decode floor of ``wide_cdc``'s merge read (opt-in)."""
+
+    name = "wide_cdc_decode"
+    description = ("wide_cdc's decode floor: pyarrow decodes every row version in the data files of each "
+                   "state (the columns a merge reads), no merge; paimon-lab does its merge read")
+    order = 46
+    opt_in = True
+    systems = ("paimon_lab", "pyarrow")
+    targets: ClassVar[dict[str, float]] = {}
+    workload_targets: ClassVar[dict[str, float]] = {}
+
+    def _dir(self, ctx: Context, system) -> str:
+        def make(d):
+            build("paimon_lab", d, ctx.rows)
+            with open(os.path.join(d, "versions.json")) as f:
+                versions = json.load(f)
+            files = {str(v): snapshot_files(d, v) for v in versions}
+            with open(os.path.join(d, "files.json"), "w") as f:
+                json.dump(files, f)
+
+        # paimon-lab reads the table wide_cdc reads; pyarrow the files of an identical table
+        if system.name == "paimon_lab":
+            return super()._dir(ctx, system)
+        return _build_once(os.path.join(ctx.shared_dir, f"wide-decode-{ctx.rows}"), make)
+
+    def run(self, ctx: Context, system, state):
+        if system.name == "paimon_lab":
+            return super().run(ctx, system, state)
+        import pyarrow.dataset as ds
+
+        directory, versions = state
+        with open(os.path.join(directory, "files.json")) as f:
+            files = json.load(f)
+        out = []
+        for k, version in enumerate(versions, 1):
+            with ctx.lap(f"cdc{k}"):
+                # files read concurrently, columns on Arrow's threads: every version of every key
+                rows = ds.dataset(files[str(version)], format="parquet").to_table(columns=MERGE_COLUMNS)
+            out.append((rows, sum(pq_rows(p) for p in files[str(version)])))
+        return out
+
+    def check(self, ctx: Context, system, state, result):
+        if system.name == "paimon_lab":
+            return super().check(ctx, system, state, result)
+        problems = []
+        for lap, (rows, on_disk) in zip(self.lap_names(ctx), result):
+            if rows.num_rows != on_disk or rows.column_names != MERGE_COLUMNS:
+                problems.append(f"{lap}: {rows.num_rows} rows of {rows.column_names}, expected {on_disk} "
+                                f"rows (the files' row counts) of {MERGE_COLUMNS}")
+        if len(result) != len(self.lap_names(ctx)):
+            problems.append(f"{len(result)} reads, expected {len(self.lap_names(ctx))}")
+        return problems
+
+
+def pq_rows(path: str) -> int:
+    """Rows in a Parquet file, from its footer."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).metadata.num_rows

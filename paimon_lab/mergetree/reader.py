@@ -99,10 +99,10 @@ def _last_positions(runs: list[np.ndarray]) -> np.ndarray:
     return winners
 
 
-def _dictionary_coded(parquet, name: str) -> bool:
-    """Whether top-level column ``name`` of a Parquet file is a string/binary column whose every
-    column chunk has a dictionary page (reading its codes is cheaper than building every string)."""
-    schema = parquet.schema_arrow
+def _dictionary_coded(parquet, schema: pa.Schema, name: str) -> bool:
+    """Whether top-level column ``name`` of a Parquet file (``schema``: its Arrow schema) is a
+    string/binary column whose every column chunk has a dictionary page (reading its codes is
+    cheaper than building every string)."""
     i = schema.get_field_index(name)
     t = schema.field(i).type if i >= 0 else None
     if t is None or not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
@@ -164,7 +164,9 @@ class KVFileReader:
             raise CorruptFileError(f"Data file {self.path} is missing") from None
         except (pa.ArrowInvalid, OSError, ValueError) as e:
             raise CorruptFileError(f"Data file {self.path} cannot be read: {e}") from None
-        self.names = set(self._parquet.schema_arrow.names)
+        # pyarrow rebuilds schema_arrow on every access: once per file, not once per column
+        self._schema_arrow = self._parquet.schema_arrow
+        self.names = set(self._schema_arrow.names)
         self._coded = None              # the same file, dictionary string columns read as codes
         self._coded_set: set[str] = set()
         self._coded_columns: dict[str, bool] = {}
@@ -176,7 +178,7 @@ class KVFileReader:
 
         for name in wanted:
             if name not in self._coded_columns:
-                self._coded_columns[name] = _dictionary_coded(self._parquet, name)
+                self._coded_columns[name] = _dictionary_coded(self._parquet, self._schema_arrow, name)
         coded = sorted(n for n in wanted if self._coded_columns[n])
         if not coded:
             return None
