@@ -46,6 +46,7 @@ from paimon_lab.core.key_value import (DELETE, KEY_FIELD_ID_START, KEY_PREFIX, S
                                      UPDATE_BEFORE, VALUE_KIND, KeyValueLayout, is_retract)
 from paimon_lab.mergetree.merge_engine.deduplicate import DeduplicateMergeFunction
 from paimon_lab.mergetree.key_groups import group_starts
+from paimon_lab.mergetree.shadowed import KeyChunks, key_chunks, shadowed_runs
 from paimon_lab.core.predicate import match_mask
 
 if TYPE_CHECKING:
@@ -274,6 +275,13 @@ class KVFileReader:
             self._whole = self.layout.read(self.store.file_io, self.path, self.meta, self.file_schema)
         return self._whole
 
+    def key_chunks(self) -> KeyChunks | None:
+        """The raw Parquet column chunks of the key columns (None: not Parquet, or a key missing)."""
+        if self._parquet is None:
+            return None
+        physical = [self._physical(c) for c in self.layout.key_columns]
+        return None if None in physical else key_chunks(self._parquet, self._source, physical)
+
     # ------------------------------------------------------------------ pruning
     def prune_row_groups(self, key_pred: "Predicate | None") -> bool:
         """Keep only row groups whose key statistics may match ``key_pred`` (over the user names
@@ -466,6 +474,10 @@ class MergeReader:
                 readers.append(r)
                 if not r.prune_row_groups(key_pred):
                     readers.pop().close()
+            if not ignore_delete and not self.layout.sequence_fields and len(readers) > 1:
+                for i in sorted(shadowed_runs([r.meta for r in readers], lambda i: readers[i].key_chunks()),
+                                reverse=True):
+                    readers.pop(i).close()
             if not readers:
                 return self._empty(needed)
             groups = self.sections([r.meta for r in readers])

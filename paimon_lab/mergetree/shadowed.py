@@ -1,0 +1,72 @@
+"""Sorted runs a merge can skip unread: every key they hold is in a newer run.
+
+With the deduplicate engine, a key's newest version wins. A run whose key set is exactly that of
+a newer run (the same keys upserted again, e.g. a periodic full reload through upserts) loses
+every row, so neither its keys nor its values need decoding. Equal key sets are proven without
+decoding: the key columns' Parquet column chunks of the two files are byte for byte the same
+(same physical type, codec and value count), which decodes to the same values. Files whose row
+counts or key ranges differ are never compared, so the check costs a footer and a few key-column
+reads only where it may pay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from paimon_lab.core.manifest import DataFileMeta
+
+#: raw key-column chunks of one file: per row group, per key column (type, codec, values, bytes)
+KeyChunks = tuple[tuple[tuple[str, str, int, bytes], ...], ...]
+
+
+def key_chunks(parquet, source, columns: Sequence[str]) -> KeyChunks | None:
+    """The raw column chunks of ``columns`` (physical names) of an open ``pyarrow.parquet.ParquetFile``
+    read from ``source`` (its ``NativeFile``); None when a column is missing."""
+    md = parquet.metadata
+    leaf = {md.schema.column(j).path: j for j in range(md.num_columns)}
+    if any(c not in leaf for c in columns):
+        return None
+    out = []
+    for g in range(md.num_row_groups):
+        rg = md.row_group(g)
+        chunks = []
+        for c in columns:
+            col = rg.column(leaf[c])
+            start = col.dictionary_page_offset if col.has_dictionary_page and col.dictionary_page_offset else \
+                col.data_page_offset
+            data = source.read_at(col.total_compressed_size, start)
+            chunks.append((col.physical_type, col.compression, col.num_values, bytes(data)))
+        out.append(tuple(chunks))
+    return tuple(out)
+
+
+def shadowed_runs(files: Sequence[DataFileMeta], chunks: Callable[[int], KeyChunks | None]) -> set[int]:
+    """Indices of ``files`` (Parquet sorted runs of one bucket, merge order, oldest first) whose
+    every key a later file holds with a higher sequence number: their rows never win a
+    deduplicating merge (no ``sequence.field``, deletes not ignored). ``chunks(i)`` gives file
+    ``i``'s key-column chunks (:func:`key_chunks`)."""
+    gone: set[int] = set()
+    cache: dict[int, KeyChunks | None] = {}
+
+    def of(i: int) -> KeyChunks | None:
+        if i not in cache:
+            cache[i] = chunks(i)
+        return cache[i]
+
+    for i, older in enumerate(files):
+        if older.format != "parquet" or older.row_count == 0:
+            continue
+        for j in range(len(files) - 1, i, -1):
+            newer = files[j]
+            if newer.format != "parquet" or newer.schema_id != older.schema_id or \
+                    newer.row_count != older.row_count or newer.min_key != older.min_key or \
+                    newer.max_key != older.max_key or older.max_sequence_number >= newer.min_sequence_number:
+                continue
+            mine = of(i)
+            if mine is not None and mine == of(j):
+                gone.add(i)
+                break
+    return gone
+
+
+__all__ = ["KeyChunks", "key_chunks", "shadowed_runs"]
