@@ -234,12 +234,13 @@ def test_runs_with_a_newer_runs_exact_key_set_are_skipped_unread(catalog, monkey
     of its columns is decoded. Equal row counts and key ranges alone never drop a run."""
     skipped = []
     original = shadowed.shadowed_runs
+    monkeypatch.setattr(shadowed, "_BLOCK", 64)  # chunk bytes compared in several blocks
     monkeypatch.setattr(merge_read, "shadowed_runs",
                         lambda files, chunks: skipped.append(original(files, chunks)) or skipped[-1])
     t = pk_table(catalog, bucket="1")
     t.write(kv_rows(range(100), 1.0, "a"))
     t.write(kv_rows(range(100), 2.0, "b"))                                 # the same keys again
-    t.write(kv_rows(range(100), 3.0, "c", ), row_kinds=["-D"] * 3 + ["+U"] * 97)
+    t.write(kv_rows(range(100), 3.0, "c"), row_kinds=["-D"] * 3 + ["+U"] * 97)
     got = t.to_arrow()
     assert skipped and skipped[-1] == {0, 1}
     assert got["k"].to_pylist() == list(range(3, 100)) and set(got["s"].to_pylist()) == {f"c{k}" for k in range(3, 100)}

@@ -5,39 +5,55 @@ a newer run (the same keys upserted again, e.g. a periodic full reload through u
 every row, so neither its keys nor its values need decoding. Equal key sets are proven without
 decoding: the key columns' Parquet column chunks of the two files are byte for byte the same
 (same physical type, codec and value count), which decodes to the same values. Files whose row
-counts or key ranges differ are never compared, so the check costs a footer and a few key-column
-reads only where it may pay.
+counts or key ranges differ are never compared, and chunk bytes are read only once the chunks'
+sizes agree, block by block.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from paimon_lab.core.manifest import DataFileMeta
 
-#: raw key-column chunks of one file: per row group, per key column (type, codec, values, bytes)
-KeyChunks = tuple[tuple[tuple[str, str, int, bytes], ...], ...]
+_BLOCK = 1 << 20  # bytes compared at a time
+
+
+@dataclass(frozen=True)
+class KeyChunks:
+    """Where the key columns' column chunks of one Parquet file are, and how to read them."""
+
+    layout: tuple[tuple[str, str, int, int], ...]  # per chunk: physical type, codec, values, bytes
+    offsets: tuple[int, ...]
+    source: object                                 # the file's open pyarrow NativeFile
+
+    def same_bytes(self, other: KeyChunks) -> bool:
+        """Whether every chunk holds the same bytes as ``other``'s (same layout assumed)."""
+        for (*_, size), a, b in zip(self.layout, self.offsets, other.offsets):
+            for at in range(0, size, _BLOCK):
+                n = min(_BLOCK, size - at)
+                if self.source.read_at(n, a + at) != other.source.read_at(n, b + at):
+                    return False
+        return True
 
 
 def key_chunks(parquet, source, columns: Sequence[str]) -> KeyChunks | None:
-    """The raw column chunks of ``columns`` (physical names) of an open ``pyarrow.parquet.ParquetFile``
-    read from ``source`` (its ``NativeFile``); None when a column is missing."""
+    """The column chunks of ``columns`` (physical names) of an open ``pyarrow.parquet.ParquetFile``
+    read from ``source`` (its ``NativeFile``), every row group in order; None when a column is missing."""
     md = parquet.metadata
     leaf = {md.schema.column(j).path: j for j in range(md.num_columns)}
     if any(c not in leaf for c in columns):
         return None
-    out = []
+    layout, offsets = [], []
     for g in range(md.num_row_groups):
         rg = md.row_group(g)
-        chunks = []
         for c in columns:
             col = rg.column(leaf[c])
             start = col.dictionary_page_offset if col.has_dictionary_page and col.dictionary_page_offset else \
                 col.data_page_offset
-            data = source.read_at(col.total_compressed_size, start)
-            chunks.append((col.physical_type, col.compression, col.num_values, bytes(data)))
-        out.append(tuple(chunks))
-    return tuple(out)
+            layout.append((col.physical_type, col.compression, col.num_values, col.total_compressed_size))
+            offsets.append(start)
+    return KeyChunks(tuple(layout), tuple(offsets), source)
 
 
 def shadowed_runs(files: Sequence[DataFileMeta], chunks: Callable[[int], KeyChunks | None]) -> set[int]:
@@ -62,8 +78,9 @@ def shadowed_runs(files: Sequence[DataFileMeta], chunks: Callable[[int], KeyChun
                     newer.row_count != older.row_count or newer.min_key != older.min_key or \
                     newer.max_key != older.max_key or older.max_sequence_number >= newer.min_sequence_number:
                 continue
-            mine = of(i)
-            if mine is not None and mine == of(j):
+            mine, theirs = of(i), of(j)
+            if mine is not None and theirs is not None and mine.layout == theirs.layout and \
+                    mine.same_bytes(theirs):
                 gone.add(i)
                 break
     return gone
