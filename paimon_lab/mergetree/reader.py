@@ -16,6 +16,9 @@ Cheaper still, and used whenever it applies:
   metadata; Java's IntervalPartition): a section of one file needs no merge (each key has one
   version, so rows are only filtered, -U/-D rows dropped); only sections of overlapping files are
   merged, and the sections are concatenated in key order;
+* a run whose key-column chunks are byte for byte those of a newer run (the same keys upserted
+  again) loses every row: it is dropped before any of its columns is decoded
+  (:mod:`.shadowed`);
 * the winners' values are gathered once from the files that hold any, read whole; string
   columns stored with a dictionary are read as their codes and gathered as codes, so strings
   are built only for the rows returned (losing versions cost only their codes);
