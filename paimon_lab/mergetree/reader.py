@@ -103,19 +103,18 @@ def _last_positions(runs: list[np.ndarray]) -> np.ndarray:
     return winners
 
 
-def _dictionary_coded(parquet, name: str) -> bool:
-    """Whether top-level column ``name`` of a Parquet file is a string/binary column whose every
-    column chunk has a dictionary page (reading its codes is cheaper than building every string)."""
-    schema = parquet.schema_arrow
+def _dictionary_coded(md, schema: pa.Schema, leaves: dict[str, int], name: str) -> bool:
+    """Whether top-level column ``name`` of a Parquet file (footer ``md``, Arrow ``schema``, leaf
+    column index by path ``leaves``) is a string/binary column whose every column chunk has a
+    dictionary page (reading its codes is cheaper than building every string)."""
     i = schema.get_field_index(name)
     t = schema.field(i).type if i >= 0 else None
     if t is None or not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
                          or pa.types.is_large_binary(t)):
         return False
-    md = parquet.metadata
-    leaf = [j for j in range(md.num_columns) if md.schema.column(j).path == name]
-    return bool(leaf) and md.num_row_groups > 0 and \
-        all(md.row_group(g).column(leaf[0]).has_dictionary_page for g in range(md.num_row_groups))
+    leaf = leaves.get(name)
+    return leaf is not None and md.num_row_groups > 0 and \
+        all(md.row_group(g).column(leaf).has_dictionary_page for g in range(md.num_row_groups))
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:
@@ -168,7 +167,8 @@ class KVFileReader:
             raise CorruptFileError(f"Data file {self.path} is missing") from None
         except (pa.ArrowInvalid, OSError, ValueError) as e:
             raise CorruptFileError(f"Data file {self.path} cannot be read: {e}") from None
-        self.names = set(self._parquet.schema_arrow.names)
+        self._schema = self._parquet.schema_arrow   # built anew on every access: kept
+        self.names = set(self._schema.names)
         self._coded = None              # the same file, dictionary string columns read as codes
         self._coded_set: set[str] = set()
         self._coded_columns: dict[str, bool] = {}
@@ -178,9 +178,12 @@ class KVFileReader:
         columns among ``wanted`` as their codes, or None when there are none."""
         import pyarrow.parquet as pq
 
-        for name in wanted:
-            if name not in self._coded_columns:
-                self._coded_columns[name] = _dictionary_coded(self._parquet, name)
+        new = [name for name in wanted if name not in self._coded_columns]
+        if new:
+            md = self._parquet.metadata
+            leaves = {md.schema.column(j).path: j for j in range(md.num_columns)}
+            for name in new:
+                self._coded_columns[name] = _dictionary_coded(md, self._schema, leaves, name)
         coded = sorted(n for n in wanted if self._coded_columns[n])
         if not coded:
             return None
