@@ -69,20 +69,20 @@ def shadowed_runs(files: Sequence[DataFileMeta], chunks: Callable[[int], KeyChun
             cache[i] = chunks(i)
         return cache[i]
 
-    for i, older in enumerate(files):
-        if older.format != "parquet" or older.row_count == 0:
-            continue
-        for j in range(len(files) - 1, i, -1):
-            newer = files[j]
-            if newer.format != "parquet" or newer.schema_id != older.schema_id or \
-                    newer.row_count != older.row_count or newer.min_key != older.min_key or \
-                    newer.max_key != older.max_key or older.max_sequence_number >= newer.min_sequence_number:
-                continue
-            mine, theirs = of(i), of(j)
-            if mine is not None and theirs is not None and mine.layout == theirs.layout and \
-                    mine.same_bytes(theirs):
-                gone.add(i)
-                break
+    groups: dict[tuple, list[int]] = {}     # only files alike in these can hold the same keys
+    for i, f in enumerate(files):
+        if f.format == "parquet" and f.row_count:
+            groups.setdefault((f.schema_id, f.row_count, f.min_key, f.max_key), []).append(i)
+    for alike in groups.values():
+        for n, i in enumerate(alike[:-1]):
+            for j in reversed(alike[n + 1:]):
+                if files[i].max_sequence_number >= files[j].min_sequence_number:
+                    continue
+                mine, theirs = of(i), of(j)
+                if mine is not None and theirs is not None and mine.layout == theirs.layout and \
+                        mine.same_bytes(theirs):
+                    gone.add(i)
+                    break
     return gone
 
 
