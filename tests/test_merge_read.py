@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from paimon_lab import SchemaChange as C
 from paimon_lab.mergetree import reader as merge_read
+from paimon_lab.mergetree import shadowed
 from paimon_lab.core.predicate import Leaf, col, filter_table, match_mask, parse_filter
 
 KV = pa.schema([("k", pa.int64()), ("v", pa.float64()), ("s", pa.string())])
@@ -226,6 +227,83 @@ def test_files_without_overlap_are_not_merged(catalog, monkeypatch):
     # only the section of keys 100..199 (two files) is merged; keys 0..99 are read straight through
     assert got["k"].to_pylist() == [k for k in range(200) if k != 150]
     assert len(calls) == 1 and len(calls[0]) == 2
+
+
+def test_runs_with_a_newer_runs_exact_key_set_are_skipped_unread(catalog, monkeypatch):
+    """A run whose key column chunks equal a newer run's loses every row: it is dropped before any
+    of its columns is decoded. Equal row counts and key ranges alone never drop a run."""
+    skipped = []
+    original = shadowed.shadowed_runs
+    monkeypatch.setattr(shadowed, "_BLOCK", 64)  # chunk bytes compared in several blocks
+    monkeypatch.setattr(merge_read, "shadowed_runs",
+                        lambda files, chunks: skipped.append(original(files, chunks)) or skipped[-1])
+    t = pk_table(catalog, bucket="1")
+    t.write(kv_rows(range(100), 1.0, "a"))
+    t.write(kv_rows(range(100), 2.0, "b"))                                 # the same keys again
+    t.write(kv_rows(range(100), 3.0, "c"), row_kinds=["-D"] * 3 + ["+U"] * 97)
+    got = t.to_arrow()
+    assert skipped and skipped[-1] == {0, 1}
+    assert got["k"].to_pylist() == list(range(3, 100)) and set(got["s"].to_pylist()) == {f"c{k}" for k in range(3, 100)}
+    same(got, slow(t))
+    same(t.to_arrow(filter="k < 10 AND v > 1"), slow(t, filter="k < 10 AND v > 1"))
+    assert t.to_arrow(snapshot_id=2)["s"].to_pylist() == [f"b{k}" for k in range(100)]
+
+    # same row count and key range (0 and 99), one key differs: nothing is skipped
+    t = pk_table(catalog, "db.near", bucket="1")
+    t.write(kv_rows([0, *range(2, 99), 99], 1.0, "a"))
+    t.write(kv_rows([0, 1, *range(3, 99), 99], 2.0, "b"))
+    got = t.to_arrow()
+    assert skipped[-1] == set()
+    assert got.filter(pc.equal(got["k"], 2))["s"].to_pylist() == ["a2"]
+    assert got.num_rows == 100
+    same(got, slow(t))
+
+    # ignore-delete: a -D in the newer run does not hide the older version, so nothing is skipped
+    t = pk_table(catalog, "db.ign2", bucket="1", **{"ignore-delete": "true"})
+    t.write(kv_rows(range(10), 1.0, "a"))
+    t.write(kv_rows(range(10), 2.0, "b"), row_kinds=["-D"] + ["+I"] * 9)
+    got = t.to_arrow()
+    assert got["s"].to_pylist() == ["a0"] + [f"b{k}" for k in range(1, 10)]
+    same(got, slow(t))
+
+    # sequence.field: an older run's row may win, so nothing is skipped
+    schema = pa.schema([("k", pa.int64()), ("ts", pa.int64()), ("s", pa.string())])
+    t = pk_table(catalog, "db.seq2", schema=schema, bucket="1", **{"sequence.field": "ts"})
+    t.write(pa.table({"k": [1, 2, 3], "ts": [10, 10, 10], "s": ["new", "new", "new"]}))
+    t.write(pa.table({"k": [1, 2, 3], "ts": [5, 11, 5], "s": ["late", "y", "late"]}))
+    assert t.to_arrow()["s"].to_pylist() == ["new", "y", "new"]
+
+
+def test_shadowed_runs_with_partitions_nulls_and_an_evolved_schema(catalog, monkeypatch):
+    skipped = []
+    original = shadowed.shadowed_runs
+    monkeypatch.setattr(merge_read, "shadowed_runs",
+                        lambda files, chunks: skipped.append(original(files, chunks)) or skipped[-1])
+    schema = pa.schema([("k", pa.int64()), ("p", pa.string()), ("v", pa.float64()), ("s", pa.string())])
+    t = catalog.create_table("db.sp", schema, primary_keys=["k", "p"], partition_keys=["p"],
+                             options={"bucket": "1", "write-only": "true"})
+
+    def rows(tag, v):
+        return pa.table({"k": pa.array([1, 2, 3, 1, 2], pa.int64()), "p": ["x", "x", "x", "y", "y"],
+                         "v": pa.array([v, None, v, v, None], pa.float64()), "s": [f"{tag}{i}" for i in range(5)]})
+
+    t.write(rows("a", 1.0))
+    t.write(rows("b", 2.0))                    # same keys per partition: the first runs are skipped
+    t.alter(C.add_column("extra", "INT"), C.rename_column("s", "text"))
+    t.write(pa.table({"k": pa.array([1, 2, 3], pa.int64()), "p": ["x"] * 3, "v": [None, 3.0, None],
+                      "text": ["c0", "c1", "c2"], "extra": pa.array([7, None, 9], pa.int32())}))
+    got = t.to_arrow().sort_by([("p", "ascending"), ("k", "ascending")])
+    assert got.to_pylist() == [
+        {"k": 1, "p": "x", "v": None, "text": "c0", "extra": 7},
+        {"k": 2, "p": "x", "v": 3.0, "text": "c1", "extra": None},
+        {"k": 3, "p": "x", "v": None, "text": "c2", "extra": 9},
+        {"k": 1, "p": "y", "v": 2.0, "text": "b3", "extra": None},
+        {"k": 2, "p": "y", "v": None, "text": "b4", "extra": None},
+    ]
+    # partition x: run 1 shadowed by run 2 (same schema); run 2 is not compared with run 3 (evolved)
+    assert sorted(map(sorted, skipped)) == [[0], [0]]
+    same(t.to_arrow(), slow(t), key=[("p", "ascending"), ("k", "ascending")])
+    assert t.to_arrow(filter="p = 'y' AND v IS NULL")["text"].to_pylist() == ["b4"]
 
 
 def test_sections_merge_only_overlapping_files_and_keep_key_order(catalog):

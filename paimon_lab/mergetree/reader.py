@@ -16,6 +16,9 @@ Cheaper still, and used whenever it applies:
   metadata; Java's IntervalPartition): a section of one file needs no merge (each key has one
   version, so rows are only filtered, -U/-D rows dropped); only sections of overlapping files are
   merged, and the sections are concatenated in key order;
+* a run whose key-column chunks are byte for byte those of a newer run (the same keys upserted
+  again) loses every row: it is dropped before any of its columns is decoded
+  (:mod:`.shadowed`);
 * the winners' values are gathered once from the files that hold any, read whole; string
   columns stored with a dictionary are read as their codes and gathered as codes, so strings
   are built only for the rows returned (losing versions cost only their codes);
@@ -46,6 +49,7 @@ from paimon_lab.core.key_value import (DELETE, KEY_FIELD_ID_START, KEY_PREFIX, S
                                      UPDATE_BEFORE, VALUE_KIND, KeyValueLayout, is_retract)
 from paimon_lab.mergetree.merge_engine.deduplicate import DeduplicateMergeFunction
 from paimon_lab.mergetree.key_groups import group_starts
+from paimon_lab.mergetree.shadowed import KeyChunks, key_chunks, shadowed_runs
 from paimon_lab.core.predicate import match_mask
 
 if TYPE_CHECKING:
@@ -99,19 +103,18 @@ def _last_positions(runs: list[np.ndarray]) -> np.ndarray:
     return winners
 
 
-def _dictionary_coded(parquet, schema: pa.Schema, name: str) -> bool:
-    """Whether top-level column ``name`` of a Parquet file (``schema``: its Arrow schema) is a
-    string/binary column whose every column chunk has a dictionary page (reading its codes is
-    cheaper than building every string)."""
+def _dictionary_coded(md, schema: pa.Schema, leaves: dict[str, int], name: str) -> bool:
+    """Whether top-level column ``name`` of a Parquet file (footer ``md``, Arrow ``schema``, leaf
+    column index by path ``leaves``) is a string/binary column whose every column chunk has a
+    dictionary page (reading its codes is cheaper than building every string)."""
     i = schema.get_field_index(name)
     t = schema.field(i).type if i >= 0 else None
     if t is None or not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
                          or pa.types.is_large_binary(t)):
         return False
-    md = parquet.metadata
-    leaf = [j for j in range(md.num_columns) if md.schema.column(j).path == name]
-    return bool(leaf) and md.num_row_groups > 0 and \
-        all(md.row_group(g).column(leaf[0]).has_dictionary_page for g in range(md.num_row_groups))
+    leaf = leaves.get(name)
+    return leaf is not None and md.num_row_groups > 0 and \
+        all(md.row_group(g).column(leaf).has_dictionary_page for g in range(md.num_row_groups))
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:
@@ -164,9 +167,8 @@ class KVFileReader:
             raise CorruptFileError(f"Data file {self.path} is missing") from None
         except (pa.ArrowInvalid, OSError, ValueError) as e:
             raise CorruptFileError(f"Data file {self.path} cannot be read: {e}") from None
-        # pyarrow rebuilds schema_arrow on every access: once per file, not once per column
-        self._schema_arrow = self._parquet.schema_arrow
-        self.names = set(self._schema_arrow.names)
+        self._schema = self._parquet.schema_arrow   # built anew on every access: kept
+        self.names = set(self._schema.names)
         self._coded = None              # the same file, dictionary string columns read as codes
         self._coded_set: set[str] = set()
         self._coded_columns: dict[str, bool] = {}
@@ -176,9 +178,12 @@ class KVFileReader:
         columns among ``wanted`` as their codes, or None when there are none."""
         import pyarrow.parquet as pq
 
-        for name in wanted:
-            if name not in self._coded_columns:
-                self._coded_columns[name] = _dictionary_coded(self._parquet, self._schema_arrow, name)
+        new = [name for name in wanted if name not in self._coded_columns]
+        if new:
+            md = self._parquet.metadata
+            leaves = {md.schema.column(j).path: j for j in range(md.num_columns)}
+            for name in new:
+                self._coded_columns[name] = _dictionary_coded(md, self._schema, leaves, name)
         coded = sorted(n for n in wanted if self._coded_columns[n])
         if not coded:
             return None
@@ -275,6 +280,13 @@ class KVFileReader:
         if self._whole is None:
             self._whole = self.layout.read(self.store.file_io, self.path, self.meta, self.file_schema)
         return self._whole
+
+    def key_chunks(self) -> KeyChunks | None:
+        """The raw Parquet column chunks of the key columns (None: not Parquet, or a key missing)."""
+        if self._parquet is None:
+            return None
+        physical = [self._physical(c) for c in self.layout.key_columns]
+        return None if None in physical else key_chunks(self._parquet, self._source, physical)
 
     # ------------------------------------------------------------------ pruning
     def prune_row_groups(self, key_pred: "Predicate | None") -> bool:
@@ -468,6 +480,10 @@ class MergeReader:
                 readers.append(r)
                 if not r.prune_row_groups(key_pred):
                     readers.pop().close()
+            if not ignore_delete and not self.layout.sequence_fields and len(readers) > 1:
+                for i in sorted(shadowed_runs([r.meta for r in readers], lambda i: readers[i].key_chunks()),
+                                reverse=True):
+                    readers.pop(i).close()
             if not readers:
                 return self._empty(needed)
             groups = self.sections([r.meta for r in readers])
