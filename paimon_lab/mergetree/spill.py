@@ -62,7 +62,12 @@ class SpillDirectory:
         self._count = 0
         self._lock = threading.Lock()   # buckets spill on several threads
 
-    def write(self, kv: pa.Table) -> SpilledRun:
+    def write(self, kv: pa.Table, copies: dict[str, str] | None = None) -> SpilledRun:
+        """Write a sorted run. ``copies`` maps columns that may repeat another column (a key column
+        and its value column) to that column: a copy equal to it is left out of the file and
+        restored from it when the run is read."""
+        restore = {c: src for c, src in (copies or {}).items() if kv.column(c).equals(kv.column(src))}
+        schema, kv = kv.schema, kv.drop_columns(list(restore)) if restore else kv
         with self._lock:
             if self.path is None:
                 self.path = tempfile.mkdtemp(prefix="paimon-lab-spill-")
@@ -75,7 +80,7 @@ class SpillDirectory:
         size = os.path.getsize(path)
         with self._lock:
             self.spilled_bytes += size
-        return SpilledRun(path, kv.num_rows, size)
+        return SpilledRun(path, kv.num_rows, size, schema, restore)
 
     def clear(self) -> None:
         if self.path is not None:
@@ -84,14 +89,21 @@ class SpillDirectory:
 
 
 class SpilledRun:
-    """One spilled sorted run: a file of KV rows in merge order, one row per key."""
+    """One spilled sorted run: a file of KV rows in merge order, one row per key (``schema``'s
+    columns but the ``restore`` copies, which are rebuilt from their source columns)."""
 
-    def __init__(self, path: str, rows: int, size: int):
+    def __init__(self, path: str, rows: int, size: int, schema: pa.Schema | None = None,
+                 restore: dict[str, str] | None = None):
         self.path, self.rows, self.size = path, rows, size
+        self.schema, self.restore = schema, restore or {}
 
     def batches(self) -> Iterator[pa.Table]:
         with pa.OSFile(self.path, "rb") as source:
             for batch in pa.ipc.open_stream(source):
+                if self.restore:
+                    batch = pa.RecordBatch.from_arrays(
+                        [batch.column(self.restore.get(name, name)) for name in self.schema.names],
+                        schema=self.schema)
                 yield pa.Table.from_batches([batch])
 
     def delete(self) -> None:
