@@ -93,7 +93,7 @@ def test_spilled_runs_give_the_same_table_as_an_unspilled_write(tmp_path, monkey
 
     spills = []
     real_write = spill.SpillDirectory.write
-    monkeypatch.setattr(spill.SpillDirectory, "write", lambda self, kv, *a: spills.append(kv.num_rows) or real_write(self, kv, *a))
+    monkeypatch.setattr(spill.SpillDirectory, "write", lambda self, kv: spills.append(kv.num_rows) or real_write(self, kv))
     whole_table = table("whole")
     whole = _write(whole_table, history)                         # one buffer per commit
     assert not spills
@@ -122,7 +122,7 @@ def test_spilled_runs_give_the_same_table_as_an_unspilled_write(tmp_path, monkey
 def test_spill_files_are_removed_at_commit_and_on_abort(tmp_path, monkeypatch):
     made = []
     real = spill.SpillDirectory.write
-    monkeypatch.setattr(spill.SpillDirectory, "write", lambda self, kv, *a: made.append(real(self, kv, *a)) or made[-1])
+    monkeypatch.setattr(spill.SpillDirectory, "write", lambda self, kv: made.append(real(self, kv)) or made[-1])
     cat = _catalog(tmp_path)
     t = cat.create_table("db.t", SCHEMA, primary_keys=["k", "dt"], partition_keys=["dt"],
                          options={"bucket": "1", "write-buffer-size": "40 kb"})
@@ -157,7 +157,7 @@ def test_spill_compression_and_its_zstd_level_compress_the_spill_files(tmp_path,
     sizes: dict = {}
     runs: list = []
     real = spill.SpillDirectory.write
-    monkeypatch.setattr(spill.SpillDirectory, "write", lambda self, kv, *a: runs.append(real(self, kv, *a)) or runs[-1])
+    monkeypatch.setattr(spill.SpillDirectory, "write", lambda self, kv: runs.append(real(self, kv)) or runs[-1])
     ((rows, kinds),), = _history(2, commits=1, batches=1, n=6000)
     rows = rows.set_column(3, "s", pa.array(["abcdefgh" * 8] * rows.num_rows))   # compressible
     cat = _catalog(tmp_path)
@@ -346,11 +346,11 @@ def test_merge_slice_keeps_the_general_sort_for_sequence_fields_and_composite_ke
 def test_a_key_column_equal_to_its_value_column_is_stored_once_and_restored():
     """A spilled run leaves out a key column that repeats its value column (and keeps one that
     differs anywhere, nulls included); its batches give back the run as written."""
-    directory = spill.SpillDirectory(spill.spill_write_options("zstd", 1))
+    directory = spill.SpillDirectory(spill.spill_write_options("zstd", 1), {"_KEY_k": "k", "_KEY_j": "j"})
     kv = pa.table({"_KEY_k": pa.array([1, 2, 3], pa.int64()), "_SEQUENCE_NUMBER": pa.array([0, 1, 2], pa.int64()),
                    "k": pa.array([1, 2, 3], pa.int64()), "j": pa.array([1, None, 3], pa.int64()),
                    "_KEY_j": pa.array([1, 2, 3], pa.int64())})
-    run = directory.write(kv, {"_KEY_k": "k", "_KEY_j": "j"})
+    run = directory.write(kv)
     with pa.OSFile(run.path, "rb") as f:
         stored = pa.ipc.open_stream(f).read_all()
     assert stored.column_names == ["_SEQUENCE_NUMBER", "k", "j", "_KEY_j"]

@@ -55,18 +55,19 @@ def spill_write_options(compression: str | None, zstd_level: int | None) -> pa.i
 class SpillDirectory:
     """A local temporary directory of spill files, made on first use and removed by :meth:`clear`."""
 
-    def __init__(self, options: pa.ipc.IpcWriteOptions):
+    def __init__(self, options: pa.ipc.IpcWriteOptions, copies: dict[str, str] | None = None):
         self.options = options
+        # columns that may repeat another one (a key column and its value column): a copy equal
+        # to its source is left out of a run's file and restored from the source when read
+        self.copies = copies or {}
         self.path: str | None = None
         self.spilled_bytes = 0
         self._count = 0
         self._lock = threading.Lock()   # buckets spill on several threads
 
-    def write(self, kv: pa.Table, copies: dict[str, str] | None = None) -> SpilledRun:
-        """Write a sorted run. ``copies`` maps columns that may repeat another column (a key column
-        and its value column) to that column: a copy equal to it is left out of the file and
-        restored from it when the run is read."""
-        restore = {c: src for c, src in (copies or {}).items() if kv.column(c).equals(kv.column(src))}
+    def write(self, kv: pa.Table) -> SpilledRun:
+        restore = {c: src for c, src in self.copies.items()
+                   if c in kv.column_names and kv.column(c).equals(kv.column(src))}
         schema, kv = kv.schema, kv.drop_columns(list(restore)) if restore else kv
         with self._lock:
             if self.path is None:

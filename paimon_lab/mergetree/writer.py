@@ -132,9 +132,7 @@ class MergeTreeWriter:
         next flush merges every run into one level-0 sorted run."""
         merged = self._sorted_run(rows, kinds)
         if merged.num_rows:
-            layout = self.layout   # a key column is a copy of its value column: stored once
-            self.spilled.append(self.owner.spill_directory.write(
-                merged, dict(zip(layout.key_columns, layout.key_names))))
+            self.spilled.append(self.owner.spill_directory.write(merged))
 
     def write_level0(self, rows: pa.Table | None, kinds: np.ndarray | None) -> None:
         """Sort, merge and write buffered rows (and the runs spilled before them) as level-0

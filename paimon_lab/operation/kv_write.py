@@ -92,7 +92,8 @@ class KeyValueFileStoreWrite:
         self.spillable = core.get("write-buffer-spillable")
         self.spill_max_disk = core.get("write-buffer-spill.max-disk-size")
         self.spill_directory = SpillDirectory(spill_write_options(
-            core.get("spill-compression"), core.get("spill-compression.zstd-level")))
+            core.get("spill-compression"), core.get("spill-compression.zstd-level")),
+            copies=dict(zip(self.layout.key_columns, self.layout.key_names)))   # key columns copy values
         self.writers: dict[tuple[bytes, int], MergeTreeWriter] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._dvs: dict | None = None
