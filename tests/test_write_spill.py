@@ -17,6 +17,7 @@ from paimon_lab.core.options import validate_options
 from paimon_lab.errors import OptionError
 from paimon_lab.mergetree import spill
 from paimon_lab.mergetree.merge_engine import merge_function_for
+from paimon_lab.utils.arrow import take_ascending
 
 SCHEMA = pa.schema([("k", pa.int64()), ("dt", pa.string()), ("v", pa.int64()), ("s", pa.string())])
 
@@ -356,3 +357,14 @@ def test_a_key_column_equal_to_its_value_column_is_stored_once_and_restored():
     assert stored.column_names == ["_SEQUENCE_NUMBER", "k", "j", "_KEY_j"]
     assert pa.concat_tables(run.batches()).equals(kv)
     directory.clear()
+
+
+def test_take_ascending_equals_take_over_a_buffer_of_many_chunks():
+    """A full buffer's bucket rows are taken chunk by chunk: the same rows as one take, for empty,
+    single, chunk-boundary and all-row indices (descending ones fall back to the plain take)."""
+    t = pa.concat_tables([pa.table({"a": np.arange(i * 10, i * 10 + 10), "s": [f"r{i}-{x}" for x in range(10)]})
+                          for i in range(5)])
+    for idx in ([], [0, 9, 10, 11, 49], list(range(50)), [25], [30, 2, 41], [9, 9, 10]):
+        indices = pa.array(idx, pa.int64())
+        assert take_ascending(t, indices).equals(t.take(indices)), idx
+    assert take_ascending(t, None) is t

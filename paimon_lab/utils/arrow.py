@@ -29,6 +29,8 @@ def take_ascending(table: pa.Table, indices: pa.Array | None) -> pa.Table:
     if len(batches) <= 1:
         return table.take(indices)
     idx = indices.to_numpy(zero_copy_only=False)
+    if len(idx) > 1 and (idx[1:] < idx[:-1]).any():
+        return table.take(indices)
     bounds = np.cumsum([0] + [b.num_rows for b in batches])
     cuts = np.searchsorted(idx, bounds)
     taken = [b.take(pa.array(idx[cuts[i]:cuts[i + 1]] - bounds[i]))
