@@ -17,6 +17,7 @@ from paimon_lab.core.options import validate_options
 from paimon_lab.errors import OptionError
 from paimon_lab.mergetree import spill
 from paimon_lab.mergetree.merge_engine import merge_function_for
+from paimon_lab.utils.arrow import take_ascending
 
 SCHEMA = pa.schema([("k", pa.int64()), ("dt", pa.string()), ("v", pa.int64()), ("s", pa.string())])
 
@@ -197,7 +198,7 @@ def test_merge_runs_streams_composite_keys_with_repeated_first_columns(tmp_path,
     directory = spill.SpillDirectory(spill.spill_write_options("zstd", 1))
     files = [directory.write(r) for r in runs[:-1]]
     slices = []
-    spill.merge_runs(layout, lambda kv: fn.merge(layout.sort(kv), layout.key_columns),
+    spill.merge_runs(layout, lambda parts: spill.merge_slice(layout, fn, parts),
                      [f.batches() for f in files] + [spill.table_batches(runs[-1])], slices.append)
     directory.clear()
     got = pa.concat_tables(slices)
@@ -280,3 +281,90 @@ def test_a_dropped_spill_directory_is_removed(tmp_path):
     del directory, run
     gc.collect()
     assert not os.path.exists(path)
+
+
+MERGE_ENGINES = [
+    {},
+    {"merge-engine": "partial-update"},
+    {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"},
+    {"merge-engine": "first-row"},
+    {"ignore-delete": "true"},
+]
+
+
+@pytest.mark.parametrize("key_type", [pa.int64(), pa.int16(), pa.date32(), pa.timestamp("us")], ids=str)
+@pytest.mark.parametrize("engine", MERGE_ENGINES, ids=lambda e: e.get("merge-engine", "dedup") + ("-ignore" if e.get("ignore-delete") else ""))
+def test_merge_slice_by_key_order_equals_the_general_sort(tmp_path, monkeypatch, engine, key_type):
+    """A slice merged by the stable key sort (one integer-like key) gives exactly what sorting by
+    key and sequence number and merging gives: keys repeat across parts and inside a part, the
+    last part is the newest; with the parts' sequence numbers out of run order it falls back."""
+    cat = _catalog(tmp_path)
+    t = cat.create_table("db.t", pa.schema([("k", key_type), ("v", pa.int64()), ("s", pa.string())]),
+                         primary_keys=["k"], options={"bucket": "1", **engine})
+    layout, fn = KeyValueLayout(t.store.schema), merge_function_for(t.store.schema)
+    rng = np.random.default_rng(5)
+    kinds_allowed = [0, 1, 2, 3] if engine.get("merge-engine") in (None, "aggregation") else [0, 2]
+    if engine.get("merge-engine") == "first-row":
+        kinds_allowed = [0]
+    parts, seq = [], 0
+    for _ in range(4):
+        n = int(rng.integers(50, 400))
+        keys = rng.integers(0, 120, n)
+        key = pa.array(keys, pa.int32() if key_type == pa.date32() else pa.int64()).view(key_type) \
+            if pa.types.is_temporal(key_type) else pa.array(keys, pa.int64()).cast(key_type)
+        rows = pa.table({"k": key, "v": rng.integers(0, 100, n),
+                         "s": [f"s{seq + i}" for i in range(n)]})
+        kinds = rng.choice(kinds_allowed, n).astype(np.int8)
+        parts.append(layout.sort(layout.to_kv(rows, kinds, seq)))   # unmerged: keys repeat inside
+        seq += n
+    expected = fn.merge(layout.sort(pa.concat_tables(parts)), layout.key_columns)
+    calls = []
+    real_sort = KeyValueLayout.sort
+    monkeypatch.setattr(KeyValueLayout, "sort", lambda self, kv: calls.append(1) or real_sort(self, kv))
+    got = spill.merge_slice(layout, fn, parts)
+    assert got.equals(expected) and not calls          # the fast path, and the same rows
+    # an older run holding the newer sequence numbers: the key order alone would be wrong
+    swapped = [parts[1], parts[0]] + parts[2:]
+    assert spill.merge_slice(layout, fn, swapped).equals(expected) and calls
+
+
+def test_merge_slice_keeps_the_general_sort_for_sequence_fields_and_composite_keys(tmp_path, monkeypatch):
+    """'sequence.field' orders versions by a value column, composite keys by several columns: those
+    slices go through the general sort."""
+    cat = _catalog(tmp_path)
+    for name, keys, options in (("seq", ["k"], {"sequence.field": "v"}), ("two", ["k", "v"], {})):
+        t = cat.create_table(f"db.{name}", pa.schema([("k", pa.int64()), ("v", pa.int64()), ("s", pa.string())]),
+                             primary_keys=keys, options={"bucket": "1", **options})
+        layout, fn = KeyValueLayout(t.store.schema), merge_function_for(t.store.schema)
+        rows = pa.table({"k": [1, 1, 2], "v": [9, 3, 5], "s": ["a", "b", "c"]})
+        parts = [layout.sort(layout.to_kv(rows, np.zeros(3, np.int8), 0)),
+                 layout.sort(layout.to_kv(rows.slice(0, 1), np.zeros(1, np.int8), 3))]
+        expected = fn.merge(layout.sort(pa.concat_tables(parts)), layout.key_columns)
+        assert spill.merge_slice(layout, fn, parts).equals(expected)
+        assert spill._run_order(layout, parts) is None
+
+
+def test_a_key_column_equal_to_its_value_column_is_stored_once_and_restored():
+    """A spilled run leaves out a key column that repeats its value column (and keeps one that
+    differs anywhere, nulls included); its batches give back the run as written."""
+    directory = spill.SpillDirectory(spill.spill_write_options("zstd", 1), {"_KEY_k": "k", "_KEY_j": "j"})
+    kv = pa.table({"_KEY_k": pa.array([1, 2, 3], pa.int64()), "_SEQUENCE_NUMBER": pa.array([0, 1, 2], pa.int64()),
+                   "k": pa.array([1, 2, 3], pa.int64()), "j": pa.array([1, None, 3], pa.int64()),
+                   "_KEY_j": pa.array([1, 2, 3], pa.int64())})
+    run = directory.write(kv)
+    with pa.OSFile(run.path, "rb") as f:
+        stored = pa.ipc.open_stream(f).read_all()
+    assert stored.column_names == ["_SEQUENCE_NUMBER", "k", "j", "_KEY_j"]
+    assert pa.concat_tables(run.batches()).equals(kv)
+    directory.clear()
+
+
+def test_take_ascending_equals_take_over_a_buffer_of_many_chunks():
+    """A full buffer's bucket rows are taken chunk by chunk: the same rows as one take, for empty,
+    single, chunk-boundary and all-row indices (descending ones fall back to the plain take)."""
+    t = pa.concat_tables([pa.table({"a": np.arange(i * 10, i * 10 + 10), "s": [f"r{i}-{x}" for x in range(10)]})
+                          for i in range(5)])
+    for idx in ([], [0, 9, 10, 11, 49], list(range(50)), [25], [30, 2, 41], [9, 9, 10]):
+        indices = pa.array(idx, pa.int64())
+        assert take_ascending(t, indices).equals(t.take(indices)), idx
+    assert take_ascending(t, None) is t

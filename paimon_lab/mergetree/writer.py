@@ -34,7 +34,7 @@ from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.levels import Levels
 from paimon_lab.mergetree.lookup_files import POSITION, LookupFiles
 from paimon_lab.mergetree.compact_strategy import force_level0_unit
-from paimon_lab.mergetree.spill import SpillDirectory, SpilledRun, merge_runs, table_batches
+from paimon_lab.mergetree.spill import SpillDirectory, SpilledRun, merge_runs, merge_slice, table_batches
 
 
 _BUCKET = "__bucket__"
@@ -161,7 +161,7 @@ class MergeTreeWriter:
         writer = layout.writer(owner.store.file_io, owner.core, 0, self._next_data_path,
                                indexer=owner.store.file_indexer)
         try:
-            merge_runs(layout, lambda kv: fn.merge(layout.sort(kv), layout.key_columns), runs, writer.write)
+            merge_runs(layout, lambda parts: merge_slice(layout, fn, parts), runs, writer.write)
             metas = writer.close()
         except BaseException:
             owner.store.file_io.delete_quietly(writer.abort())

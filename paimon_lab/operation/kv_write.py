@@ -22,7 +22,7 @@ from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.operation.write_input import group_indices, group_rows, to_arrow_table
 from paimon_lab.core.key_value import ROW_KIND_COLUMN, VALUE_KIND, KeyValueLayout, parse_row_kinds
 from paimon_lab.mergetree.compact_rewriter import BucketFiles
-from paimon_lab.utils.arrow import semi_join
+from paimon_lab.utils.arrow import semi_join, take_ascending
 from paimon_lab.mergetree.compact_strategy import UniversalCompaction
 from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.mergetree.lookup_files import LookupFiles
@@ -92,7 +92,8 @@ class KeyValueFileStoreWrite:
         self.spillable = core.get("write-buffer-spillable")
         self.spill_max_disk = core.get("write-buffer-spill.max-disk-size")
         self.spill_directory = SpillDirectory(spill_write_options(
-            core.get("spill-compression"), core.get("spill-compression.zstd-level")))
+            core.get("spill-compression"), core.get("spill-compression.zstd-level")),
+            copies=dict(zip(self.layout.key_columns, self.layout.key_names)))   # key columns copy values
         self.writers: dict[tuple[bytes, int], MergeTreeWriter] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._dvs: dict | None = None
@@ -216,7 +217,7 @@ class KeyValueFileStoreWrite:
     @staticmethod
     def _bucket_rows(job: tuple[MergeTreeWriter, pa.Table, pa.Array]) -> tuple[pa.Table, np.ndarray]:
         _, rows, indices = job
-        part = rows.take(indices)
+        part = take_ascending(rows, indices)   # a full buffer is many chunks
         return part.drop_columns([_KIND, _BUCKET]), part.column(_KIND).to_numpy()
 
     @classmethod
