@@ -50,9 +50,33 @@ class MergeFunction:
         return rows
 
     def merge(self, kv: pa.Table, keys: Sequence[str]) -> pa.Table:
-        """One row per distinct key of ``kv`` (sorted by ``keys``, then merge order)."""
+        """One row per distinct key of ``kv`` (sorted by ``keys``, then merge order).
+
+        A key with a single row keeps that row as it is, kind included (Java merges through its
+        ``ReducerMergeFunctionWrapper``, which calls the merge function only from a key's second
+        row on): a lone -D stays a -D, which the caller drops."""
         if kv.num_rows == 0:
             return kv
+        groups = KeyGroups.of(kv, keys)
+        if groups.count == kv.num_rows:
+            return kv
+        lone = np.diff(np.append(groups.starts, kv.num_rows)) == 1
+        if not lone.any():
+            return self._merge_rows(kv, keys)
+        merged = self._merge_rows(kv.filter(pa.array(~lone[groups.ids])), keys)
+        singles = kv.take(pa.array(groups.starts[lone]))
+        if merged.num_rows == 0:
+            return singles
+        both = pa.concat_tables([merged.cast(kv.schema) if merged.schema != kv.schema else merged, singles])
+        if merged.num_rows == int((~lone).sum()):  # every merged key kept its row: interleave by position
+            order = np.empty(groups.count, dtype=np.int64)
+            order[~lone] = np.arange(merged.num_rows)
+            order[lone] = merged.num_rows + np.arange(singles.num_rows)
+            return both.take(pa.array(order))
+        return both.take(pc.sort_indices(both, [(k, "ascending") for k in keys]))
+
+    def _merge_rows(self, kv: pa.Table, keys: Sequence[str]) -> pa.Table:
+        """:meth:`merge` of keys that have two rows or more."""
         kinds = as_array(kv.column(VALUE_KIND)).to_numpy(zero_copy_only=False)
         if self.remove_on_delete and not self.ignore_delete and (kinds == DELETE).any():
             return self._merge_with_removals(kv, keys, kinds)
