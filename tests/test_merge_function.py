@@ -222,9 +222,10 @@ def test_first_row_rejects_or_ignores_retractions():
         out = merge(s, [(1, 1.0, "a"), (1, 2.0, "b"), (2, 3.0, "c"), (3, 4.0, "d")], [D, UA, UB, I])
         assert values(out, s) == [(1, 2.0, "b"), (3, 4.0, "d")]
         assert out.column("_VALUE_KIND").to_pylist() == [I, UB, I]  # +U merged: +I; lone rows as they are
-    # a lone -D is not merged (as in Java), so it does not fail; the reader drops it
+    # a lone -D fails too (Java's first-row writer merges every row in its lookup compaction)
     s = schema_of(KV3, options={"merge-engine": "first-row"})
-    assert values(merge(s, [(1, 1.0, "a"), (2, 1.0, "b")], [D, I]), s) == [(2, 1.0, "b")]
+    with pytest.raises(DataValidationError, match="first-row.ignore-delete"):
+        merge(s, [(1, 1.0, "a"), (2, 1.0, "b")], [D, I])
 
 
 def test_partial_update_rejects_or_ignores_retractions():
@@ -516,6 +517,8 @@ def model_merge(schema, rows, kinds):
     for seq, (row, kind) in enumerate(zip(rows, kinds)):
         by_key.setdefault(tuple(row[names.index(k)] for k in pk), []).append((seq, kind, dict(zip(names, row))))
     out = {}
+    if engine == "first-row" and not ignore and any(k in RETRACT for k in kinds):
+        raise DataValidationError("retraction")
     for key in sorted(by_key):
         items = by_key[key]
         if len(items) == 1:  # a lone row is not merged (Java's ReducerMergeFunctionWrapper), only stored

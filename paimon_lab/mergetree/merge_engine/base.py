@@ -88,12 +88,16 @@ class MergeFunction:
                     return kv
                 kinds, retract = kinds[~retract], retract[~retract]
             elif self.retract_option is not None and not self.accepts_retractions():
-                raise DataValidationError(
-                    f"The {self.engine} merge engine cannot accept -U/-D rows; set "
-                    f"'{self.retract_option}' = 'true' (or 'ignore-delete') to ignore them")
+                self.reject_retractions()
         groups = KeyGroups.of(kv, keys)
         kind_out, values = self._merge(kv, list(keys), groups, kinds, retract)
         return _assemble(kv, groups, kind_out, values)
+
+    def reject_retractions(self) -> None:
+        """Raise the error of a -U/-D row this engine cannot take."""
+        raise DataValidationError(
+            f"The {self.engine} merge engine cannot accept -U/-D rows; set "
+            f"'{self.retract_option}' = 'true' (or 'ignore-delete') to ignore them")
 
     def accepts_retractions(self) -> bool:
         """Whether ``_merge`` takes -U/-D rows although the engine names a ``retract_option``."""
