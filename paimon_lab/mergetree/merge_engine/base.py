@@ -62,7 +62,7 @@ class MergeFunction:
             return kv
         lone = np.diff(np.append(groups.starts, kv.num_rows)) == 1
         if not lone.any():
-            return self._merge_rows(kv, keys)
+            return self._merge_rows(kv, keys, groups)
         merged = self._merge_rows(kv.filter(pa.array(~lone[groups.ids])), keys)
         singles = kv.take(pa.array(groups.starts[lone]))
         if merged.num_rows == 0:
@@ -75,8 +75,8 @@ class MergeFunction:
             return both.take(pa.array(order))
         return both.take(pc.sort_indices(both, [(k, "ascending") for k in keys]))
 
-    def _merge_rows(self, kv: pa.Table, keys: Sequence[str]) -> pa.Table:
-        """:meth:`merge` of keys that have two rows or more."""
+    def _merge_rows(self, kv: pa.Table, keys: Sequence[str], groups: KeyGroups | None = None) -> pa.Table:
+        """:meth:`merge` of keys that have two rows or more (``groups``: those of ``kv``, if known)."""
         kinds = as_array(kv.column(VALUE_KIND)).to_numpy(zero_copy_only=False)
         if self.remove_on_delete and not self.ignore_delete and (kinds == DELETE).any():
             return self._merge_with_removals(kv, keys, kinds)
@@ -86,10 +86,10 @@ class MergeFunction:
                 kv = kv.filter(pa.array(~retract))
                 if kv.num_rows == 0:
                     return kv
-                kinds, retract = kinds[~retract], retract[~retract]
+                kinds, retract, groups = kinds[~retract], retract[~retract], None
             elif self.retract_option is not None and not self.accepts_retractions():
                 self.reject_retractions()
-        groups = KeyGroups.of(kv, keys)
+        groups = groups if groups is not None else KeyGroups.of(kv, keys)
         kind_out, values = self._merge(kv, list(keys), groups, kinds, retract)
         return _assemble(kv, groups, kind_out, values)
 
