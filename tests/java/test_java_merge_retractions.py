@@ -43,6 +43,7 @@ class Case:
     commits: list[list[tuple[str, dict]]]  # each commit: (row kind, row) in arrival order
     gone: list[int] = field(default_factory=list)  # keys that must not be read
     expect: dict = field(default_factory=dict)  # key -> the row both sides must read
+    xfail: str | None = None
 
 
 def _pu_sg(k, a=None, b=None, g=None, e=None):
@@ -136,6 +137,16 @@ AGGREGATION = Case(
             5: _agg(5, 11, None, "e", 3, 21), 6: _agg(6, 3, 6, "f", 6, 1)},
 )
 
+# Java's lookup compaction (here: the lookup changelog producer) lifts level 0 at each commit and
+# merges every row, a key's lone one too: the lone retraction of key 1 becomes a row.
+AGGREGATION_LOOKUP = Case(
+    "aggregation-lookup", AGG_FIELDS, {**AGG_OPTIONS, "changelog-producer": "lookup"}, AGGREGATION.commits,
+    gone=[], expect={**AGGREGATION.expect, 1: _agg(1, -5, None, None, None, None)},
+    xfail="paimon-lab merges every level when it reads a lookup table; Java's LookupMergeFunction keeps only "
+          "a key's newest row above level 0 (its lookup compaction already folded the older ones in), so on "
+          "Java's files our read counts key 2's retraction twice (sum -2, Java 3)",
+)
+
 FIRST_ROW = Case(
     "first-row-ignore-delete", AB, {"bucket": "1", "merge-engine": "first-row", "first-row.ignore-delete": "true"},
     [
@@ -155,7 +166,7 @@ DEDUP_IGNORE = Case(
     gone=[1], expect={2: _ab(2, 2, "x"), 3: _ab(3, 30, "z"), 4: _ab(4, 5, None)},
 )
 
-CASES = [PU_SG, PU_REMOVE, PU_IGNORE, AGGREGATION, FIRST_ROW, DEDUP_IGNORE]
+CASES = [PU_SG, PU_REMOVE, PU_IGNORE, AGGREGATION, AGGREGATION_LOOKUP, FIRST_ROW, DEDUP_IGNORE]
 
 # Java 0.9 in every run; the 1.0 snapshot (whose merge functions are 0.9's) with PAIMON_JAVA_ORACLE_FULL=1.
 VERSIONS = ("0.9", "1.0") if os.environ.get("PAIMON_JAVA_ORACLE_FULL") else ("0.9",)
@@ -176,9 +187,10 @@ def _check(jo, case: Case, got: list[dict], ours: list[dict], what: str) -> None
 
 
 @pytest.mark.compat("primary-key", "retractions: {case.id}", "both")
-@pytest.mark.parametrize("version,case", [pytest.param(v, c, id=f"java{v}-{c.id}",
-                                                       marks=[pytest.mark.slow] if v == "1.0" else [])
-                                          for v in VERSIONS for c in CASES])
+@pytest.mark.parametrize("version,case", [
+    pytest.param(v, c, id=f"java{v}-{c.id}", marks=([pytest.mark.slow] if v == "1.0" else [])
+                 + ([pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else []))
+    for v in VERSIONS for c in CASES])
 def test_retractions_both_ways(jo, oracle, lab, wh, version, case):
     oracle(version)
     def ours(name):

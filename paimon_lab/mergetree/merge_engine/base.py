@@ -49,14 +49,17 @@ class MergeFunction:
         """Turn freshly written rows into what the engine stores (before any merge)."""
         return rows
 
-    def merge(self, kv: pa.Table, keys: Sequence[str]) -> pa.Table:
+    def merge(self, kv: pa.Table, keys: Sequence[str], merge_lone: bool = False) -> pa.Table:
         """One row per distinct key of ``kv`` (sorted by ``keys``, then merge order).
 
         A key with a single row keeps that row as it is, kind included (Java merges through its
         ``ReducerMergeFunctionWrapper``, which calls the merge function only from a key's second
-        row on): a lone -D stays a -D, which the caller drops."""
+        row on): a lone -D stays a -D, which the caller drops. ``merge_lone`` merges lone rows
+        too, as Java's lookup compaction (the lift of level 0 in lookup tables) does."""
         if kv.num_rows == 0:
             return kv
+        if merge_lone:
+            return self._merge_rows(kv, keys)
         groups = KeyGroups.of(kv, keys)
         if groups.count == kv.num_rows:
             return kv
