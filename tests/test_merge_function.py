@@ -572,11 +572,11 @@ def _is_count(opts, column):
 
 
 def _pu_takes_retractions(opts):
-    """Partial-update takes -U/-D rows with sequence groups that aggregate nothing."""
+    """Partial-update takes -U/-D rows with sequence groups (or remove-record-on-delete)."""
     groups = [v.split(",") for k, v in opts.items() if k.startswith("fields.") and k.endswith(".sequence-group")]
     if _bool(opts, "partial-update.remove-record-on-delete"):
         return True  # -U rows are ignored
-    return bool(groups) and not any(opts.get(f"fields.{f}.aggregate-function") for g in groups for f in g)
+    return bool(groups)
 
 
 def model_partial_update(schema, rows, kinds=None):
@@ -606,11 +606,11 @@ def model_partial_update(schema, rows, kinds=None):
                 for f in fields:  # a retraction clears the group's fields
                     if aggs[f] is None:
                         state[f] = None if kind in RETRACT else row[f]
-        taking_part = sorted((r for r in rows if any(r[f] is not None for f in seq_fields)),
-                             key=lambda r: _seq_key([r[f] for f in seq_fields]))  # stable: ties by arrival
+        taking_part = sorted(((r, k) for r, k in zip(rows, kinds) if any(r[f] is not None for f in seq_fields)),
+                             key=lambda rk: _seq_key([rk[0][f] for f in seq_fields]))  # stable: ties by arrival
         for f, func in aggs.items():
-            if func is not None:
-                state[f] = model_aggregate(func, [(r[f], False) for r in taking_part], f, opts, None)
+            if func is not None:  # a retraction is retracted, winning its group or not (Java)
+                state[f] = model_aggregate(func, [(r[f], k in RETRACT) for r, k in taking_part], f, opts, None)
     return state
 
 

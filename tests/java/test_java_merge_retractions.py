@@ -77,6 +77,24 @@ PU_SG = Case(
 )
 
 
+def _pu_agg(k, a=None, s=None, g=None):
+    return {"k": k, "a": a, "s": s, "g": g}
+
+
+PU_SG_AGG = Case(  # a retraction is retracted from the group's aggregated fields, winning or not
+    "partial-update-sequence-group-aggregation",
+    [("k", "BIGINT NOT NULL"), ("a", "INT"), ("s", "BIGINT"), ("g", "INT")],
+    {"bucket": "1", "merge-engine": "partial-update", "fields.g.sequence-group": "a,s",
+     "fields.s.aggregate-function": "sum"},
+    [
+        [(I, _pu_agg(1, 1, 10, 1)), (I, _pu_agg(2, 2, 5, 1)), (I, _pu_agg(3, 3, 4, 2))],
+        [(UB, _pu_agg(1, 1, 10, 1)), (UA, _pu_agg(1, 11, 12, 2)), (D, _pu_agg(2, 2, 5, 1)),
+         (UB, _pu_agg(3, 3, 1, 1))],
+    ],
+    expect={1: _pu_agg(1, 11, 12, 2), 2: _pu_agg(2, None, 0, 1), 3: _pu_agg(3, 3, 3, 2)},
+)
+
+
 def _ab(k, a=None, b=None):
     return {"k": k, "a": a, "b": b}
 
@@ -166,7 +184,7 @@ DEDUP_IGNORE = Case(
     gone=[1], expect={2: _ab(2, 2, "x"), 3: _ab(3, 30, "z"), 4: _ab(4, 5, None)},
 )
 
-CASES = [PU_SG, PU_REMOVE, PU_IGNORE, AGGREGATION, AGGREGATION_LOOKUP, FIRST_ROW, DEDUP_IGNORE]
+CASES = [PU_SG, PU_SG_AGG, PU_REMOVE, PU_IGNORE, AGGREGATION, AGGREGATION_LOOKUP, FIRST_ROW, DEDUP_IGNORE]
 
 # Java 0.9 in every run; the 1.0 snapshot (whose merge functions are 0.9's) with PAIMON_JAVA_ORACLE_FULL=1.
 VERSIONS = ("0.9", "1.0") if os.environ.get("PAIMON_JAVA_ORACLE_FULL") else ("0.9",)

@@ -63,11 +63,10 @@ class PartialUpdateMergeFunction(MergeFunction):
         return rows
 
     def accepts_retractions(self) -> bool:
-        """With sequence groups (and no aggregate functions in them) a -U/-D row retracts the
-        fields of each group it wins, as Java's ``retractWithSequenceGroup``; with
+        """With sequence groups a -U/-D row retracts the fields of each group it wins and is
+        retracted from the group's aggregated fields, as Java's ``retractWithSequenceGroup``; with
         'partial-update.remove-record-on-delete' a -U row is ignored (a -D removes the record)."""
-        return self.remove_on_delete or (
-            bool(self.sequence_groups) and not any(g.aggregators for g in self.sequence_groups))
+        return self.remove_on_delete or bool(self.sequence_groups)
 
     def _merge(self, kv, keys, groups, kinds, retract):
         grouped = {c for g in self.sequence_groups for c in g.fields + g.sequence_fields}
@@ -121,7 +120,8 @@ class PartialUpdateMergeFunction(MergeFunction):
             if agg is None:
                 out[name] = take_or_null(kv.column(name), winner if name in group.sequence_fields else cleared)
             else:
-                out[name] = agg.aggregate(take_or_null(as_array(kv.column(name)), order), gids, groups.count)
+                out[name] = agg.aggregate(take_or_null(as_array(kv.column(name)), order), gids, groups.count,
+                                          None if retract is None else retract[order])
         return out
 
     @classmethod
