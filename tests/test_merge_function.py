@@ -156,7 +156,30 @@ def test_partial_update_sequence_groups_take_retractions():
         (1, "a0", "b0", 2, "c0", "d0", 0, "e0"),   # -U: wins g_1 (2 >= 1), loses g_2 (0 < 1); e untouched
     ]
     assert values(merge(s, rows, [I, UB]), s) == [(1, None, None, 2, "c1", "d1", 1, "e1")]
-    assert values(merge(s, rows[:1], [D]), s) == [(1, None, None, 1, None, None, 1, None)]
+    # a retraction first, then the insert: it wins g_2 (1 >= 0), not g_1 (1 < 2, fields stay retracted)
+    assert values(merge(s, rows[::-1], [D, I]), s) == [(1, None, None, 2, "c1", "d1", 1, "e1")]
+
+
+def test_partial_update_key_of_only_retractions_is_deleted():
+    """A key that met no +I/+U row merges to -D (Java 1.1+'s 'meetInsert'; Java 0.9/1.0 fail
+    with a NullPointerException on the key column), and a lone row passes through as it is."""
+    s = schema_of([("k", pa.int32()), ("a", pa.string()), ("b", pa.string()), ("g_1", pa.int32()),
+                   ("c", pa.string()), ("d", pa.string()), ("g_2", pa.int32()), ("e", pa.string())],
+                  options=SEQ_GROUP_OPTIONS)
+    rows = [(1, "a1", "b1", 1, "c1", "d1", 1, "e1"), (1, "a0", "b0", 2, "c0", "d0", 0, "e0")]
+    out = merge(s, rows, [UB, D])
+    assert out.column("_VALUE_KIND").to_pylist() == [D] and values(out, s) == []
+    out = merge(s, rows[:1], [D])
+    assert out.column("_VALUE_KIND").to_pylist() == [D] and values(out, s) == []
+    out = merge(s, rows[:1], [UA])
+    assert out.column("_VALUE_KIND").to_pylist() == [UA] and values(out, s) == [rows[0]]
+    # remove-record-on-delete: -U rows are ignored, a key with no insert is deleted
+    s = schema_of([("k", pa.int32()), ("v", pa.int64()), ("w", pa.string())],
+                  options={"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"})
+    out = merge(s, [(1, 1, "a"), (1, 2, None), (2, 3, "c"), (2, 4, "d"), (3, 5, "e"), (3, 6, None)],
+                [I, UB, UB, UB, D, UA])
+    assert out.column("_VALUE_KIND").to_pylist() == [I, D, UA]
+    assert values(out, s) == [(1, 1, "a"), (3, 6, None)]
 
 
 def test_seed_partial_update_sequence_groups_with_aggregation():
@@ -187,7 +210,7 @@ def test_deduplicate_ignore_delete():
     out = merge(s, [(1, 1.0, "a"), (1, 1.0, "a"), (2, 2.0, "b"), (3, 3.0, "c"), (3, 4.0, "d")],
                 [I, D, D, I, UB])
     assert values(out, s) == [(1, 1.0, "a"), (3, 3.0, "c")]
-    assert out.column("_SEQUENCE_NUMBER").to_pylist() == [0, 3]
+    assert out.column("_SEQUENCE_NUMBER").to_pylist() == [0, 2, 3]  # key 2's lone -D passes as it is
 
 
 def test_first_row_rejects_or_ignores_retractions():
@@ -198,7 +221,11 @@ def test_first_row_rejects_or_ignores_retractions():
         s = schema_of(KV3, options={"merge-engine": "first-row", key: "true"})
         out = merge(s, [(1, 1.0, "a"), (1, 2.0, "b"), (2, 3.0, "c"), (3, 4.0, "d")], [D, UA, UB, I])
         assert values(out, s) == [(1, 2.0, "b"), (3, 4.0, "d")]
-        assert out.column("_VALUE_KIND").to_pylist() == [I, I]  # +U in, +I out
+        assert out.column("_VALUE_KIND").to_pylist() == [I, UB, I]  # +U merged: +I; lone rows as they are
+    # a lone -D fails too (Java's first-row writer merges every row in its lookup compaction)
+    s = schema_of(KV3, options={"merge-engine": "first-row"})
+    with pytest.raises(DataValidationError, match="first-row.ignore-delete"):
+        merge(s, [(1, 1.0, "a"), (2, 1.0, "b")], [D, I])
 
 
 def test_partial_update_rejects_or_ignores_retractions():
@@ -329,6 +356,8 @@ def test_aggregate_function_aliases_and_any_type():
     ({"fields.g.sequence-group": "a", "fields.h.sequence-group": "a"}, "more than one"),
     ({"fields.a.aggregate-function": "sum"}, "sequence group"),
     ({"fields.g.sequence-group": "a", "fields.a.aggregate-function": "listagg"}, "does not support"),
+    ({"fields.g.sequence-group": "a", "partial-update.remove-record-on-delete": "true"}, "sequence groups"),
+    ({"ignore-delete": "true", "partial-update.remove-record-on-delete": "true"}, "'ignore-delete'"),
 ])
 def test_partial_update_option_errors(options, match):
     s = schema_of([("k", pa.int32()), ("a", pa.int32()), ("g", pa.int32()), ("h", pa.int32())],
@@ -488,8 +517,24 @@ def model_merge(schema, rows, kinds):
     for seq, (row, kind) in enumerate(zip(rows, kinds)):
         by_key.setdefault(tuple(row[names.index(k)] for k in pk), []).append((seq, kind, dict(zip(names, row))))
     out = {}
+    if engine == "first-row" and not ignore and any(k in RETRACT for k in kinds):
+        raise DataValidationError("retraction")
     for key in sorted(by_key):
         items = by_key[key]
+        if len(items) == 1:  # a lone row is not merged (Java's ReducerMergeFunctionWrapper), only stored
+            seq, kind, row = items[0]
+            out[key] = (seq, kind, {n: (int(v is not None) if _is_count(opts, n) else v) for n, v in row.items()})
+            continue
+        if engine == "partial-update" and _bool(opts, "partial-update.remove-record-on-delete") and not ignore:
+            deletes = [i for i, it in enumerate(items) if it[1] == D]
+            if deletes and deletes[-1] == len(items) - 1:
+                out[key] = items[-1]
+                continue
+            if deletes:
+                items = items[deletes[-1] + 1:]
+                if len(items) == 1:
+                    out[key] = items[0]
+                    continue
         if ignore:
             items = [it for it in items if it[1] not in RETRACT]
         elif (engine == "first-row" or (engine == "partial-update" and not _pu_takes_retractions(opts))) \
@@ -515,14 +560,23 @@ def model_merge(schema, rows, kinds):
         else:
             row = model_partial_update(schema, [it[2] for it in items], [it[1] for it in items])
             row.update(zip(pk, key))   # the merged row carries its key, also when only retractions came
-            out[key] = (seq, I, row)
+            # a key that met no insert is deleted (Java 1.1+)
+            out[key] = (seq, I if any(it[1] not in RETRACT for it in items) else D, row)
     return out
 
 
+def _is_count(opts, column):
+    """Whether ``column`` aggregates with 'count' (stored as each row's contribution, 1 or 0)."""
+    return (opts.get(f"fields.{column}.aggregate-function") or opts.get("fields.default-aggregate-function")) \
+        == "count"
+
+
 def _pu_takes_retractions(opts):
-    """Partial-update takes -U/-D rows with sequence groups that aggregate nothing."""
+    """Partial-update takes -U/-D rows with sequence groups (or remove-record-on-delete)."""
     groups = [v.split(",") for k, v in opts.items() if k.startswith("fields.") and k.endswith(".sequence-group")]
-    return bool(groups) and not any(opts.get(f"fields.{f}.aggregate-function") for g in groups for f in g)
+    if _bool(opts, "partial-update.remove-record-on-delete"):
+        return True  # -U rows are ignored
+    return bool(groups)
 
 
 def model_partial_update(schema, rows, kinds=None):
@@ -552,11 +606,11 @@ def model_partial_update(schema, rows, kinds=None):
                 for f in fields:  # a retraction clears the group's fields
                     if aggs[f] is None:
                         state[f] = None if kind in RETRACT else row[f]
-        taking_part = sorted((r for r in rows if any(r[f] is not None for f in seq_fields)),
-                             key=lambda r: _seq_key([r[f] for f in seq_fields]))  # stable: ties by arrival
+        taking_part = sorted(((r, k) for r, k in zip(rows, kinds) if any(r[f] is not None for f in seq_fields)),
+                             key=lambda rk: _seq_key([rk[0][f] for f in seq_fields]))  # stable: ties by arrival
         for f, func in aggs.items():
-            if func is not None:
-                state[f] = model_aggregate(func, [(r[f], False) for r in taking_part], f, opts, None)
+            if func is not None:  # a retraction is retracted, winning its group or not (Java)
+                state[f] = model_aggregate(func, [(r[f], k in RETRACT) for r, k in taking_part], f, opts, None)
     return state
 
 
@@ -618,7 +672,9 @@ def test_property_partial_update(data):
     options = {"merge-engine": "partial-update"}
     if data.draw(st.booleans()):
         options[data.draw(st.sampled_from(["ignore-delete", "partial-update.ignore-delete"]))] = "true"
-    if data.draw(st.booleans()):
+    if "ignore-delete" not in options and "partial-update.ignore-delete" not in options and data.draw(st.booleans()):
+        options["partial-update.remove-record-on-delete"] = "true"
+    elif data.draw(st.booleans()):
         options["fields.g1.sequence-group"] = "a,b"
         options["fields.g2.sequence-group"] = "c,d"
         for col, funcs in (("a", ["last_non_null_value", "first_value", "listagg"]), ("b", ["max", "sum"]),
@@ -686,3 +742,37 @@ def test_property_aggregation(data):
                   for n, v in zip(["k"] + [a[0] for a in AGG_SPECS], r)) for r in rows]
     kinds = data.draw(kinds_for(len(rows), retractions))
     check_against_model(s, rows, kinds)
+
+
+def test_merge_lone_merges_a_keys_only_row():
+    s = schema_of([("k", pa.int32()), ("v", pa.int64())],
+                  options={"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"})
+    fn = merge_function_for(s)
+    kv = make_kv(s, [(1, 5), (2, 7), (2, 1)], [D, I, I])
+    assert fn.merge(kv, ["_KEY_k"]).column("_VALUE_KIND").to_pylist() == [D, I]
+    out = fn.merge(kv, ["_KEY_k"], merge_lone=True)
+    assert values(out, s) == [(1, -5), (2, 8)]
+
+
+@pytest.mark.parametrize("lookup", [False, True])
+def test_lone_aggregation_retraction_in_a_table(tmp_path, lookup):
+    """A key's lone -D is not merged, so not read (Java's ReducerMergeFunctionWrapper); the lift of
+    level 0 in a lookup table merges it (Java's lookup compaction): a row with the retracted sum."""
+    from paimon_lab import Catalog
+
+    options = {"bucket": "1", "merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
+               **({"changelog-producer": "lookup"} if lookup else {})}
+    cat = Catalog(str(tmp_path))
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.t", pa.schema([("k", pa.int64()), ("v", pa.int64())]), primary_keys=["k"],
+                         options=options)
+
+    def rows():
+        return sorted(t.to_arrow().to_pylist(), key=lambda r: r["k"])
+
+    t.write(pa.table({"k": [1, 2], "v": [5, 7]}), row_kinds=["-D", "+I"])
+    assert rows() == ([{"k": 1, "v": -5}] if lookup else []) + [{"k": 2, "v": 7}]
+    t.write(pa.table({"k": [1], "v": [8]}))
+    assert rows() == [{"k": 1, "v": 3}, {"k": 2, "v": 7}]
+    t.compact(full=True)
+    assert rows() == [{"k": 1, "v": 3}, {"k": 2, "v": 7}]

@@ -443,9 +443,9 @@ def test_compaction_merges_large_units_in_key_slices(catalog, monkeypatch):
     calls = []
     original = compact.merge_sorted
 
-    def counting(layout, fn, kv):
+    def counting(layout, fn, kv, *args):
         calls.append(kv.num_rows)
-        return original(layout, fn, kv)
+        return original(layout, fn, kv, *args)
 
     t = pk_table(catalog, bucket="1", **{"write-buffer-size": "64 kb", "write-only": "true"})
     expected = {}

@@ -77,11 +77,12 @@ def merge_order(files: list[DataFileMeta]) -> list[DataFileMeta]:
     return sorted(files, key=lambda f: (f.max_sequence_number, -f.level, f.min_sequence_number, f.file_name))
 
 
-def merge_sorted(layout: KeyValueLayout, merge_fn, kv: pa.Table) -> pa.Table:
-    """Sort KV rows into merge order and merge them to one row per key."""
+def merge_sorted(layout: KeyValueLayout, merge_fn, kv: pa.Table, merge_lone: bool = False) -> pa.Table:
+    """Sort KV rows into merge order and merge them to one row per key (``merge_lone``: see
+    ``MergeFunction.merge``)."""
     if kv.num_rows == 0:
         return kv
-    return merge_fn.merge(layout.sort(kv), layout.key_columns)
+    return merge_fn.merge(layout.sort(kv), layout.key_columns, merge_lone)
 
 
 def diff_changelog(layout: KeyValueLayout, before: pa.Table, after: pa.Table, row_deduplicate: bool) -> pa.Table:
@@ -146,13 +147,15 @@ class CompactRewriter:
         self.max_rows = max(1, max_rows)
 
     def rewrite(self, input_files: list[DataFileMeta], output_level: int, drop_delete: bool,
-                dvs: dict | None = None, need_merged: bool = False) -> tuple[pa.Table | None, list[DataFileMeta]]:
+                dvs: dict | None = None, need_merged: bool = False,
+                merge_lone: bool = False) -> tuple[pa.Table | None, list[DataFileMeta]]:
         """Merge ``input_files`` (minus rows deleted in ``dvs``) into new files at ``output_level``.
-        Returns (merged KV rows, or None when merged in slices and not ``need_merged``; new files)."""
+        Returns (merged KV rows, or None when merged in slices and not ``need_merged``; new files).
+        ``merge_lone``: a key's lone row is merged too (Java's lookup compaction)."""
         total = sum(f.row_count for f in input_files)
         has_dv = bool(dvs) and any(f.file_name in dvs for f in input_files)
         if total <= self.max_rows or need_merged or has_dv:
-            merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, dvs))
+            merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, dvs), merge_lone)
             if drop_delete:
                 merged = drop_retracts(merged)
             return merged, self.write(merged, output_level)
@@ -161,7 +164,8 @@ class CompactRewriter:
                                     indexer=t.file_indexer)
         try:
             for key_range in self._key_ranges(input_files, -(-total // self.max_rows)):
-                merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, None, key_range))
+                merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, None, key_range),
+                                      merge_lone)
                 writer.write(drop_retracts(merged) if drop_delete else merged)
             return None, writer.close()
         except BaseException:

@@ -281,8 +281,11 @@ class MergeTreeWriter:
         if owner.merge_fn.engine == "first-row" and level0:
             merged, written = self._first_row_lift(files, level0, output_level, drop_delete)
         else:
+            # Java's lookup compaction merges every row of a unit that lifts level 0, lone ones too
             merged, written = self.rewriter.rewrite(files, output_level, drop_delete, self.dvs,
-                                                    need_merged=before_top is not None)
+                                                    need_merged=before_top is not None,
+                                                    merge_lone=owner.compact_at_commit and bool(level0)
+                                                    and output_level != 0)
         if before_top is not None:
             self.compact_changelog += self._write_changelog(
                 diff_changelog(self.layout, before_top, drop_retracts(merged), owner.row_deduplicate), output_level)
@@ -338,7 +341,8 @@ class MergeTreeWriter:
             self.dv_changed = True
             old_parts.append(hit.drop_columns([POSITION]))
         old = concat_kv(old_parts, layout.arrow_schema)
-        merged = drop_retracts(merge_sorted(layout, self.owner.merge_fn, concat_kv([old, unit_kv], layout.arrow_schema)))
+        merged = drop_retracts(merge_sorted(layout, self.owner.merge_fn, concat_kv([old, unit_kv], layout.arrow_schema),
+                                            merge_lone=True))
         if self.owner.changelog_producer == "lookup":
             self._lookup_changelog(level0_kv, concat_kv([old, unit_upper_kv], layout.arrow_schema), unit.output_level)
         written = self.rewriter.write(merged, unit.output_level)
@@ -410,7 +414,8 @@ class MergeTreeWriter:
         if older_kv.num_rows:
             older_kv = semi_join(older_kv, affected, keys)
         before = drop_retracts(merge_sorted(layout, fn, older_kv))
-        after = drop_retracts(merge_sorted(layout, fn, concat_kv([older_kv, level0_kv], layout.arrow_schema)))
+        after = drop_retracts(merge_sorted(layout, fn, concat_kv([older_kv, level0_kv], layout.arrow_schema),
+                                           merge_lone=True))
         self.compact_changelog += self._write_changelog(
             diff_changelog(layout, before, after, self.owner.row_deduplicate), output_level)
 

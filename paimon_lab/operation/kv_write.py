@@ -81,7 +81,8 @@ class KeyValueFileStoreWrite:
         self.num_levels = store.num_levels
         self.strategy = UniversalCompaction(core.get("compaction.max-size-amplification-percent"),
                                             core.get("compaction.size-ratio"), trigger)
-        self.ignore_delete = core.get("ignore-delete")
+        # Java's writer drops -U/-D rows under 'ignore-delete' or its engine-named fallback keys
+        self.ignore_delete = self.merge_fn.ignore_delete
         self.data_namer = FileNamer(core.get("data-file.prefix"), "." + core.file_format)
         self.changelog_namer = FileNamer(core.get("changelog-file.prefix"), "." + core.file_format)
         self.buffer: list[tuple[pa.Table, np.ndarray]] = []

@@ -49,10 +49,37 @@ class MergeFunction:
         """Turn freshly written rows into what the engine stores (before any merge)."""
         return rows
 
-    def merge(self, kv: pa.Table, keys: Sequence[str]) -> pa.Table:
-        """One row per distinct key of ``kv`` (sorted by ``keys``, then merge order)."""
+    def merge(self, kv: pa.Table, keys: Sequence[str], merge_lone: bool = False) -> pa.Table:
+        """One row per distinct key of ``kv`` (sorted by ``keys``, then merge order).
+
+        A key with a single row keeps that row as it is, kind included (Java merges through its
+        ``ReducerMergeFunctionWrapper``, which calls the merge function only from a key's second
+        row on): a lone -D stays a -D, which the caller drops. ``merge_lone`` merges lone rows
+        too, as Java's lookup compaction (the lift of level 0 in lookup tables) does."""
         if kv.num_rows == 0:
             return kv
+        if merge_lone:
+            return self._merge_rows(kv, keys)
+        groups = KeyGroups.of(kv, keys)
+        if groups.count == kv.num_rows:
+            return kv
+        lone = np.diff(np.append(groups.starts, kv.num_rows)) == 1
+        if not lone.any():
+            return self._merge_rows(kv, keys, groups)
+        merged = self._merge_rows(kv.filter(pa.array(~lone[groups.ids])), keys)
+        singles = kv.take(pa.array(groups.starts[lone]))
+        if merged.num_rows == 0:
+            return singles
+        both = pa.concat_tables([merged.cast(kv.schema) if merged.schema != kv.schema else merged, singles])
+        if merged.num_rows == int((~lone).sum()):  # every merged key kept its row: interleave by position
+            order = np.empty(groups.count, dtype=np.int64)
+            order[~lone] = np.arange(merged.num_rows)
+            order[lone] = merged.num_rows + np.arange(singles.num_rows)
+            return both.take(pa.array(order))
+        return both.take(pc.sort_indices(both, [(k, "ascending") for k in keys]))
+
+    def _merge_rows(self, kv: pa.Table, keys: Sequence[str], groups: KeyGroups | None = None) -> pa.Table:
+        """:meth:`merge` of keys that have two rows or more (``groups``: those of ``kv``, if known)."""
         kinds = as_array(kv.column(VALUE_KIND)).to_numpy(zero_copy_only=False)
         if self.remove_on_delete and not self.ignore_delete and (kinds == DELETE).any():
             return self._merge_with_removals(kv, keys, kinds)
@@ -62,14 +89,18 @@ class MergeFunction:
                 kv = kv.filter(pa.array(~retract))
                 if kv.num_rows == 0:
                     return kv
-                kinds, retract = kinds[~retract], retract[~retract]
+                kinds, retract, groups = kinds[~retract], retract[~retract], None
             elif self.retract_option is not None and not self.accepts_retractions():
-                raise DataValidationError(
-                    f"The {self.engine} merge engine cannot accept -U/-D rows; set "
-                    f"'{self.retract_option}' = 'true' (or 'ignore-delete') to ignore them")
-        groups = KeyGroups.of(kv, keys)
+                self.reject_retractions()
+        groups = groups if groups is not None else KeyGroups.of(kv, keys)
         kind_out, values = self._merge(kv, list(keys), groups, kinds, retract)
         return _assemble(kv, groups, kind_out, values)
+
+    def reject_retractions(self) -> None:
+        """Raise the error of a -U/-D row this engine cannot take."""
+        raise DataValidationError(
+            f"The {self.engine} merge engine cannot accept -U/-D rows; set "
+            f"'{self.retract_option}' = 'true' (or 'ignore-delete') to ignore them")
 
     def accepts_retractions(self) -> bool:
         """Whether ``_merge`` takes -U/-D rows although the engine names a ``retract_option``."""

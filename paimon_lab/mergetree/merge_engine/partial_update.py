@@ -19,7 +19,7 @@ from paimon_lab.mergetree.aggregators import (FIELDS_PREFIX, FieldAggregator, ag
                                               split_names)
 from paimon_lab.mergetree.aggregate_functions import create_field_aggregator
 from paimon_lab.mergetree.key_groups import KeyGroups, as_array, take_or_null, valid_mask
-from paimon_lab.core.key_value import SEQUENCE_NUMBER, VALUE_KIND
+from paimon_lab.core.key_value import DELETE, INSERT, SEQUENCE_NUMBER, VALUE_KIND
 from paimon_lab.mergetree.merge_engine.base import MergeFunction, inserts
 
 __all__ = ["PartialUpdateMergeFunction", "SequenceGroup"]
@@ -63,9 +63,10 @@ class PartialUpdateMergeFunction(MergeFunction):
         return rows
 
     def accepts_retractions(self) -> bool:
-        """With sequence groups (and no aggregate functions in them) a -U/-D row retracts the
-        fields of each group it wins, as Java's ``retractWithSequenceGroup``."""
-        return bool(self.sequence_groups) and not any(g.aggregators for g in self.sequence_groups)
+        """With sequence groups a -U/-D row retracts the fields of each group it wins and is
+        retracted from the group's aggregated fields, as Java's ``retractWithSequenceGroup``; with
+        'partial-update.remove-record-on-delete' a -U row is ignored (a -D removes the record)."""
+        return self.remove_on_delete or bool(self.sequence_groups)
 
     def _merge(self, kv, keys, groups, kinds, retract):
         grouped = {c for g in self.sequence_groups for c in g.fields + g.sequence_fields}
@@ -76,7 +77,11 @@ class PartialUpdateMergeFunction(MergeFunction):
                 values[name] = _last_non_null(kv.column(name), groups, retract)
         for group in self.sequence_groups:
             values.update(self._merge_group(kv, groups, group, retract))
-        return inserts(groups), values
+        if not retract.any():
+            return inserts(groups), values
+        # a key that met no +I/+U row is deleted (Java 1.1+: 'meetInsert'; 0.9/1.0 fail on it)
+        met_insert = np.maximum.reduceat((~retract).astype(np.int8), groups.starts) > 0
+        return np.where(met_insert, INSERT, DELETE).astype(np.int8), values
 
     @staticmethod
     def _merge_group(kv: pa.Table, groups: KeyGroups, group: SequenceGroup,
@@ -115,13 +120,18 @@ class PartialUpdateMergeFunction(MergeFunction):
             if agg is None:
                 out[name] = take_or_null(kv.column(name), winner if name in group.sequence_fields else cleared)
             else:
-                out[name] = agg.aggregate(take_or_null(as_array(kv.column(name)), order), gids, groups.count)
+                out[name] = agg.aggregate(take_or_null(as_array(kv.column(name)), order), gids, groups.count,
+                                          None if retract is None else retract[order])
         return out
 
     @classmethod
     def from_schema(cls, schema, ignore_delete, fixed, sequence_fields):
         fn = cls(ignore_delete, fixed, _sequence_groups(schema, fixed))
         fn.remove_on_delete = bool_option(schema.options, cls.remove_on_delete_option)
+        if fn.remove_on_delete and (ignore_delete or fn.sequence_groups):  # as Java's factory
+            other = "'ignore-delete'" if ignore_delete else "sequence groups"
+            raise OptionError(f"Option '{cls.remove_on_delete_option}' cannot be combined with {other}: "
+                              f"they disagree on what a -D row does")
         return fn
 
     def __repr__(self) -> str:
