@@ -76,6 +76,8 @@ KINDS = {
                        "partial-update"),
     "partial-update-dv": (True, {"merge-engine": "partial-update", "partial-update.ignore-delete": "true",
                                  "deletion-vectors.enabled": "true"}, "partial-update"),
+    "partial-update-lookup": (True, {"merge-engine": "partial-update", "partial-update.ignore-delete": "true",
+                                     "changelog-producer": "lookup"}, "partial-update"),
     "partial-update-fullcompaction": (True, {"merge-engine": "partial-update",
                                              "partial-update.ignore-delete": "true",
                                              "changelog-producer": "full-compaction"}, "partial-update"),

@@ -19,6 +19,7 @@ from paimon_lab.core.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_lab.core.key_value import (INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, VALUE_KIND, KeyValueLayout,
                                      is_retract)
 from paimon_lab.core.key_value import DELETE, UPDATE_BEFORE
+from paimon_lab.utils.arrow import semi_join
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -36,6 +37,33 @@ def concat_kv(parts: list[pa.Table], schema: pa.Schema) -> pa.Table:
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
+def folds_upper_levels(core) -> bool:
+    """Whether a table's lookup compaction writes each key's merged value into the level it lifts
+    level 0 to, so a key's newest row above level 0 already holds everything older (Java wraps
+    such tables' merge function in ``LookupMergeFunction``, for compactions and reads alike):
+    ``changelog-producer`` = lookup without deletion vectors (which mark older rows deleted
+    instead), any merge engine but first-row (whose lookup keeps first rows only)."""
+    return core.get("changelog-producer") == "lookup" and not core.get("deletion-vectors.enabled") \
+        and core.get("merge-engine") != "first-row"
+
+
+def newest_upper(keys: list[str], parts: list[tuple[int, pa.Table]]) -> list[tuple[int, pa.Table]]:
+    """The rows a lookup-folded merge sees (``parts``: (level, KV rows), order kept): every row at
+    level 0 (or below: the write buffer), and above it only the rows of the lowest level that
+    holds the key, since that row already folded in the older levels' ones."""
+    upper = sorted({level for level, t in parts if level > 0 and t.num_rows})
+    if len(upper) < 2:
+        return parts
+    seen = {level: [t.select(keys) for lv, t in parts if lv == level and t.num_rows] for level in upper}
+    out = []
+    for level, t in parts:
+        lower = [k for lv in upper if 0 < lv < level for k in seen[lv]]
+        if level > 0 and lower and t.num_rows:
+            t = semi_join(t, pa.concat_tables(lower), keys, anti=True)
+        out.append((level, t))
+    return out
+
+
 class BucketFiles:
     """Reads the KV files of one partition and bucket of a table."""
 
@@ -43,14 +71,33 @@ class BucketFiles:
         self.store, self.layout = store, layout
         self.partition, self.bucket = partition, bucket
         self.directory = store.bucket_path(partition, bucket)
+        self.folded = folds_upper_levels(store.schema.core)
 
     def path(self, f: DataFileMeta) -> str:
         return f.external_path or join(self.directory, f.file_name)
 
-    def read(self, files: list[DataFileMeta], dvs: dict | None = None, key_range: tuple | None = None) -> pa.Table:
+    def read(self, files: list[DataFileMeta], dvs: dict | None = None, key_range: tuple | None = None,
+             looked_up: list[tuple[int, pa.Table]] = ()) -> pa.Table:
         """KV rows of ``files`` in order; rows marked in deletion vectors ``dvs`` are left out.
-        ``key_range`` = (low, high) keeps rows whose first key column is in [low, high) (None: open)."""
-        return concat_kv([self.read_file(f, dvs, key_range) for f in files], self.layout.arrow_schema)
+        ``key_range`` = (low, high) keeps rows whose first key column is in [low, high) (None: open).
+        ``looked_up``: (level, KV rows) found in other files, read as if those files were listed.
+        In a lookup-folded table (:func:`folds_upper_levels`) a key's rows above level 0 are only
+        those of its lowest level there (:func:`newest_upper`)."""
+        parts = [(f.level, self.read_file(f, dvs, key_range)) for f in files]
+        parts += [(level, self._in_range(t, key_range)) for level, t in looked_up]
+        if self.folded:
+            parts = newest_upper(self.layout.key_columns, parts)
+        return concat_kv([t for _, t in parts], self.layout.arrow_schema)
+
+    def _in_range(self, kv: pa.Table, key_range: tuple | None) -> pa.Table:
+        if key_range is None or kv.num_rows == 0:
+            return kv
+        column, (low, high) = kv.column(self.layout.key_columns[0]), key_range
+        mask = None
+        for bound in ([pc.greater_equal(column, low)] if low is not None else []) + \
+                ([pc.less(column, high)] if high is not None else []):
+            mask = bound if mask is None else pc.and_(mask, bound)
+        return kv if mask is None else kv.filter(mask)
 
     def read_file(self, f: DataFileMeta, dvs: dict | None = None, key_range: tuple | None = None) -> pa.Table:
         t = self.store
@@ -148,14 +195,17 @@ class CompactRewriter:
 
     def rewrite(self, input_files: list[DataFileMeta], output_level: int, drop_delete: bool,
                 dvs: dict | None = None, need_merged: bool = False,
-                merge_lone: bool = False) -> tuple[pa.Table | None, list[DataFileMeta]]:
+                merge_lone: bool = False,
+                looked_up: list[tuple[int, pa.Table]] = ()) -> tuple[pa.Table | None, list[DataFileMeta]]:
         """Merge ``input_files`` (minus rows deleted in ``dvs``) into new files at ``output_level``.
         Returns (merged KV rows, or None when merged in slices and not ``need_merged``; new files).
-        ``merge_lone``: a key's lone row is merged too (Java's lookup compaction)."""
+        ``merge_lone``: a key's lone row is merged too (Java's lookup compaction); ``looked_up``:
+        (level, KV rows) of keys found in files outside the unit, merged in (a lookup fold)."""
         total = sum(f.row_count for f in input_files)
         has_dv = bool(dvs) and any(f.file_name in dvs for f in input_files)
         if total <= self.max_rows or need_merged or has_dv:
-            merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, dvs), merge_lone)
+            merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, dvs, None, looked_up),
+                                  merge_lone)
             if drop_delete:
                 merged = drop_retracts(merged)
             return merged, self.write(merged, output_level)
@@ -164,8 +214,8 @@ class CompactRewriter:
                                     indexer=t.file_indexer)
         try:
             for key_range in self._key_ranges(input_files, -(-total // self.max_rows)):
-                merged = merge_sorted(self.layout, self.merge_fn, self.files.read(input_files, None, key_range),
-                                      merge_lone)
+                merged = merge_sorted(self.layout, self.merge_fn,
+                                      self.files.read(input_files, None, key_range, looked_up), merge_lone)
                 writer.write(drop_retracts(merged) if drop_delete else merged)
             return None, writer.close()
         except BaseException:

@@ -49,6 +49,7 @@ from paimon_lab.core.key_value import (DELETE, KEY_FIELD_ID_START, KEY_PREFIX, S
                                      UPDATE_BEFORE, VALUE_KIND, KeyValueLayout, is_retract)
 from paimon_lab.mergetree.merge_engine.deduplicate import DeduplicateMergeFunction
 from paimon_lab.mergetree.key_groups import group_starts
+from paimon_lab.mergetree.compact_rewriter import folds_upper_levels, newest_upper
 from paimon_lab.mergetree.shadowed import KeyChunks, key_chunks, shadowed_runs
 from paimon_lab.core.predicate import match_mask
 
@@ -351,7 +352,8 @@ class MergeReader:
     def read_kv(self, files: Sequence[DataFileMeta], key_pred: "Predicate") -> pa.Table:
         """Every KV row of ``files`` (in order) whose key matches ``key_pred``, skipping the Parquet
         row groups whose key statistics rule it out: a key's versions all share the key, so this is
-        safe before any merge."""
+        safe before any merge. Lookup-folded tables keep only the rows a merge sees there
+        (:func:`~paimon_lab.mergetree.compact_rewriter.newest_upper`)."""
         names = list(self.layout.arrow_schema.names)
         parts = []
         for f in files:
@@ -362,8 +364,10 @@ class MergeReader:
                 kv = r.read(names)
             finally:
                 r.close()
-            parts.append(kv.filter(pa.array(match_mask(kv, key_pred))) if kv.num_rows else kv)
-        parts = [p for p in parts if p.num_rows]
+            parts.append((f.level, kv.filter(pa.array(match_mask(kv, key_pred))) if kv.num_rows else kv))
+        if folds_upper_levels(self.store.schema.core):
+            parts = newest_upper(self.layout.key_columns, parts)
+        parts = [p for _, p in parts if p.num_rows]
         if not parts:
             return self.layout.arrow_schema.empty_table()
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]

@@ -29,7 +29,7 @@ from paimon_lab.core.options import CoreOptions
 from paimon_lab.mergetree.compact_strategy import UniversalCompaction
 from paimon_lab.mergetree.merge_engine import MergeFunction
 from paimon_lab.mergetree.compact_rewriter import (BucketFiles, CompactRewriter, concat_kv, diff_changelog,
-                                          drop_retracts, merge_order, merge_sorted)
+                                                  drop_retracts, merge_order, merge_sorted, newest_upper)
 from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.levels import Levels
 from paimon_lab.mergetree.lookup_files import POSITION, LookupFiles
@@ -272,12 +272,20 @@ class MergeTreeWriter:
             top_files = self.levels.levels.get(self.levels.max_level, [])
             before_top = drop_retracts(self.files.read(top_files, self.dvs))
         level0 = [f for f in files if f.level == 0]
+        looked_up: list[tuple[int, pa.Table]] = []
         if owner.changelog_producer == "lookup" and level0:
             upper = [f for f in self.levels.all_files() if f.level > 0]
             level0_kv = self.files.read(level0, self.dvs)
-            older = [rows for _, rows in self._look_up(upper, level0_kv)]
-            self._lookup_changelog(level0_kv, concat_kv([r.drop_columns([POSITION]) for r in older],
-                                                        self.layout.arrow_schema), output_level)
+            hits = [(f, rows.drop_columns([POSITION])) for f, rows in self._look_up(upper, level0_kv)]
+            older = [(f.level, rows) for f, rows in hits]
+            if self.files.folded:
+                # as Java's lookup compaction: the lifted row folds in the key's newest row above
+                # the unit, and only that one (it already holds the older levels')
+                unit = {f.file_name for f in files}
+                looked_up = [(f.level, rows) for f, rows in hits if f.file_name not in unit]
+                older = newest_upper(self.layout.key_columns, older)
+            self._lookup_changelog(level0_kv, concat_kv([t for _, t in older], self.layout.arrow_schema),
+                                   output_level)
         if owner.merge_fn.engine == "first-row" and level0:
             merged, written = self._first_row_lift(files, level0, output_level, drop_delete)
         else:
@@ -285,7 +293,7 @@ class MergeTreeWriter:
             merged, written = self.rewriter.rewrite(files, output_level, drop_delete, self.dvs,
                                                     need_merged=before_top is not None,
                                                     merge_lone=owner.compact_at_commit and bool(level0)
-                                                    and output_level != 0)
+                                                    and output_level != 0, looked_up=looked_up)
         if before_top is not None:
             self.compact_changelog += self._write_changelog(
                 diff_changelog(self.layout, before_top, drop_retracts(merged), owner.row_deduplicate), output_level)

@@ -160,9 +160,6 @@ AGGREGATION = Case(
 AGGREGATION_LOOKUP = Case(
     "aggregation-lookup", AGG_FIELDS, {**AGG_OPTIONS, "changelog-producer": "lookup"}, AGGREGATION.commits,
     gone=[], expect={**AGGREGATION.expect, 1: _agg(1, -5, None, None, None, None)},
-    xfail="paimon-lab merges every level when it reads a lookup table; Java's LookupMergeFunction keeps only "
-          "a key's newest row above level 0 (its lookup compaction already folded the older ones in), so on "
-          "Java's files our read counts key 2's retraction twice (sum -2, Java 3)",
 )
 
 FIRST_ROW = Case(
