@@ -54,14 +54,24 @@ def newest_upper(keys: list[str], parts: list[tuple[int, pa.Table]]) -> list[tup
     upper = sorted({level for level, t in parts if level > 0 and t.num_rows})
     if len(upper) < 2:
         return parts
-    seen = {level: [t.select(keys) for lv, t in parts if lv == level and t.num_rows] for level in upper}
-    out = []
-    for level, t in parts:
-        lower = [k for lv in upper if 0 < lv < level for k in seen[lv]]
-        if level > 0 and lower and t.num_rows:
-            t = semi_join(t, pa.concat_tables(lower), keys, anti=True)
-        out.append((level, t))
-    return out
+    below: dict[int, pa.Table] = {}     # the keys held by the upper levels below each one
+    held: list[pa.Table] = []
+    for level in upper:
+        if held:
+            below[level] = pa.concat_tables(held)
+        held += [t.select(keys) for lv, t in parts if lv == level and t.num_rows]
+    return [(level, semi_join(t, below[level], keys, anti=True) if level in below and t.num_rows else t)
+            for level, t in parts]
+
+
+def _in_range(column: str, key_range: tuple) -> pc.Expression | None:
+    """``low <= column < high`` for ``key_range`` = (low, high), either end None (open)."""
+    low, high = key_range
+    expr = None
+    for bound in ([pc.field(column) >= low] if low is not None else []) + \
+            ([pc.field(column) < high] if high is not None else []):
+        expr = bound if expr is None else expr & bound
+    return expr
 
 
 class BucketFiles:
@@ -90,24 +100,13 @@ class BucketFiles:
         return concat_kv([t for _, t in parts], self.layout.arrow_schema)
 
     def _in_range(self, kv: pa.Table, key_range: tuple | None) -> pa.Table:
-        if key_range is None or kv.num_rows == 0:
-            return kv
-        column, (low, high) = kv.column(self.layout.key_columns[0]), key_range
-        mask = None
-        for bound in ([pc.greater_equal(column, low)] if low is not None else []) + \
-                ([pc.less(column, high)] if high is not None else []):
-            mask = bound if mask is None else pc.and_(mask, bound)
-        return kv if mask is None else kv.filter(mask)
+        expr = None if key_range is None or kv.num_rows == 0 else _in_range(self.layout.key_columns[0], key_range)
+        return kv if expr is None else kv.filter(expr)
 
     def read_file(self, f: DataFileMeta, dvs: dict | None = None, key_range: tuple | None = None) -> pa.Table:
         t = self.store
         schema = t.schema_for(f.schema_id)
-        expr = None
-        if key_range is not None:
-            column = pc.field(self.layout.first_key_file_column(schema))
-            low, high = key_range
-            for bound in ([column >= low] if low is not None else []) + ([column < high] if high is not None else []):
-                expr = bound if expr is None else expr & bound
+        expr = None if key_range is None else _in_range(self.layout.first_key_file_column(schema), key_range)
         kv = self.layout.read(t.file_io, self.path(f), f, schema, expr)
         dv = dvs.get(f.file_name) if dvs else None
         if dv is not None and not dv.is_empty():

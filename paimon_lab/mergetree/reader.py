@@ -173,6 +173,15 @@ class KVFileReader:
         self._coded = None              # the same file, dictionary string columns read as codes
         self._coded_set: set[str] = set()
         self._coded_columns: dict[str, bool] = {}
+        self._leaves: dict[str, int] | None = None
+
+    @property
+    def leaves(self) -> dict[str, int]:
+        """The footer's leaf column index by column path, built once per file."""
+        if self._leaves is None:
+            md = self._parquet.metadata
+            self._leaves = {md.schema.column(j).path: j for j in range(md.num_columns)}
+        return self._leaves
 
     def _coded_reader(self, wanted: Sequence[str]):
         """A reader of the same file (same footer) that returns the dictionary-encoded string
@@ -180,11 +189,8 @@ class KVFileReader:
         import pyarrow.parquet as pq
 
         new = [name for name in wanted if name not in self._coded_columns]
-        if new:
-            md = self._parquet.metadata
-            leaves = {md.schema.column(j).path: j for j in range(md.num_columns)}
-            for name in new:
-                self._coded_columns[name] = _dictionary_coded(md, self._schema, leaves, name)
+        for name in new:
+            self._coded_columns[name] = _dictionary_coded(self._parquet.metadata, self._schema, self.leaves, name)
         coded = sorted(n for n in wanted if self._coded_columns[n])
         if not coded:
             return None
@@ -287,7 +293,7 @@ class KVFileReader:
         if self._parquet is None:
             return None
         physical = [self._physical(c) for c in self.layout.key_columns]
-        return None if None in physical else key_chunks(self._parquet, self._source, physical)
+        return None if None in physical else key_chunks(self._parquet, self.leaves, self._source, physical)
 
     # ------------------------------------------------------------------ pruning
     def prune_row_groups(self, key_pred: "Predicate | None") -> bool:
@@ -298,7 +304,7 @@ class KVFileReader:
         md = self._parquet.metadata
         if md.num_row_groups == 0:
             return True
-        leaf = {md.schema.column(i).path: i for i in range(md.num_columns)}
+        leaf = self.leaves
         columns = {}
         for f in self.layout.key_fields:
             user = f.name[len(KEY_PREFIX):]

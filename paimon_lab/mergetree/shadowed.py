@@ -37,11 +37,11 @@ class KeyChunks:
         return True
 
 
-def key_chunks(parquet, source, columns: Sequence[str]) -> KeyChunks | None:
+def key_chunks(parquet, leaf: dict[str, int], source, columns: Sequence[str]) -> KeyChunks | None:
     """The column chunks of ``columns`` (physical names) of an open ``pyarrow.parquet.ParquetFile``
-    read from ``source`` (its ``NativeFile``), every row group in order; None when a column is missing."""
+    (``leaf``: its leaf column index by path) read from ``source`` (its ``NativeFile``), every row
+    group in order; None when a column is missing."""
     md = parquet.metadata
-    leaf = {md.schema.column(j).path: j for j in range(md.num_columns)}
     if any(c not in leaf for c in columns):
         return None
     layout, offsets = [], []
