@@ -66,6 +66,10 @@ def test_live_entries_fold_deletes():
     assert [(e.file.file_name, e.file.level) for e in live.entries()] == [("f1", 0), ("f2", 5)]
     assert LiveEntries.of([]).entries() == []
     assert isinstance(live.table, pa.Table)
+    # the whole identifier counts (extra files, embedded index, external path): only f1's own DELETE cancels it
+    gone = ManifestColumns.from_records([ENTRIES[0].as_delete().to_avro(),
+                                         ManifestEntry(DELETE, b"p2", 1, 2, _file("f2", level=5, extra_files=("x",))).to_avro()])
+    assert [(e.file.file_name, e.file.level) for e in LiveEntries.of([first, second, gone]).entries()] == [("f2", 5)]
 
 
 def test_stats_prefilter_keeps_every_file_the_exact_check_keeps(lab):

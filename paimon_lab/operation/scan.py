@@ -67,23 +67,18 @@ class LiveEntries:
                   .append_column("_ROW", pa.array(np.arange(p.num_rows, dtype=np.int32)))
                   for i, p in enumerate(parts)]
         table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        kind = table.column("_KIND")
-        is_delete = pc.equal(kind, DELETE)
-        if not pc.any(is_delete).as_py():
+        is_delete = table.column("_KIND").to_numpy() == DELETE
+        if not is_delete.any():
             return LiveEntries(parts, table)
-        adds = table.filter(pc.invert(is_delete))
-        deletes = table.filter(is_delete)
-        maybe = pc.is_in(adds.column("_FILE._FILE_NAME"), deletes.column("_FILE._FILE_NAME"))
-        if pc.any(maybe).as_py():
-            live = LiveEntries(parts, deletes)
-            deleted = {e.identifier for e in live.entries()}
-            candidates = np.flatnonzero(maybe.to_numpy(zero_copy_only=False))
-            cand = LiveEntries(parts, adds.take(pa.array(candidates)))
-            gone = [i for i, e in zip(candidates, cand.entries()) if e.identifier in deleted]
-            keep = np.ones(adds.num_rows, dtype=bool)
-            keep[gone] = False
-            adds = adds.filter(pa.array(keep))
-        return LiveEntries(parts, adds)
+        names = table.column("_FILE._FILE_NAME")
+        keep = ~is_delete
+        # only an ADD whose file name some DELETE names can be cancelled: compare identifiers there
+        maybe = keep & pc.is_in(names, names.filter(pa.array(is_delete))).to_numpy(zero_copy_only=False)
+        if maybe.any():
+            deleted = set(_identifiers(table, np.flatnonzero(is_delete)))
+            candidates = np.flatnonzero(maybe)
+            keep[[i for i, key in zip(candidates, _identifiers(table, candidates)) if key in deleted]] = False
+        return LiveEntries(parts, table.filter(pa.array(keep)))
 
     @property
     def num_rows(self) -> int:
@@ -121,6 +116,18 @@ class LiveEntries:
             for i, e in zip(at, build(self.parts[int(m)], rows[at])):
                 out[i] = e
         return out
+
+
+_IDENTITY = ("_PARTITION", "_BUCKET", "_FILE._LEVEL", "_FILE._FILE_NAME", "_FILE._EXTRA_FILES",
+             "_FILE._EMBEDDED_FILE_INDEX", "_FILE._EXTERNAL_PATH")
+
+
+def _identifiers(table: pa.Table, rows: np.ndarray) -> list[tuple]:
+    """:attr:`ManifestEntry.identifier` of the entries at ``rows``, from the columns (no objects)."""
+    picked = table.select(list(_IDENTITY)).take(pa.array(rows, pa.int64()))
+    columns = [picked.column(n).to_pylist() for n in _IDENTITY]
+    columns[4] = [tuple(v) if v is not None else () for v in columns[4]]
+    return list(zip(*columns))
 
 
 class ScanPlan(list):
