@@ -67,7 +67,11 @@ class TableSchema:
         return [k for k in self.primary_keys if k not in self.partition_keys]
 
     def arrow_schema(self) -> pa.Schema:
-        return T.arrow_schema(self.fields)
+        cached = self.__dict__.get("_arrow_schema")  # built once: reads ask for it per file and column
+        if cached is None:
+            cached = T.arrow_schema(self.fields)
+            object.__setattr__(self, "_arrow_schema", cached)
+        return cached
 
     # ---------------------------------------------------------------- display
     def __repr__(self) -> str:

@@ -37,7 +37,8 @@ class TableRead:
         self.store = store
         self.schema: TableSchema = store.schema
         self.columns = list(columns) if columns is not None else self.schema.field_names
-        self.output_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
+        schema = self.schema.arrow_schema()
+        self.output_schema = pa.schema([schema.field(c) for c in self.columns])
         self.defaults = field_default_values(self.schema)
         self.final_predicate, self.final_limit = None, None
         if self.defaults and predicate is not None and predicate.columns() & set(self.defaults):
