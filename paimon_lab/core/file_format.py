@@ -439,8 +439,16 @@ def read_file(file_io: FileIO, path: str, fmt: str, columns: Sequence[str] | Non
     try:
         if fmt == "parquet":
             with file_io.open_input(path) as f:
-                return pq.read_table(f, columns=list(columns) if columns is not None else None,
-                                     filters=filter, use_threads=use_threads)
+                if filter is not None:
+                    return pq.read_table(f, columns=list(columns) if columns is not None else None,
+                                         filters=filter, use_threads=use_threads)
+                # Without a filter the file reader alone (read_table builds a dataset around it: ~6% more CPU)
+                table = pq.ParquetFile(f).read(columns=list(columns) if columns is not None else None,
+                                               use_threads=use_threads)
+            missing = [c for c in columns or () if c not in table.column_names]
+            if missing:  # ParquetFile.read leaves out what the file lacks; read_table raised
+                raise CorruptFileError(f"Data file {path} has no column(s) {missing}")
+            return table
         if fmt == "orc":
             import pyarrow.orc as orc
 
