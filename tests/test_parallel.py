@@ -145,3 +145,20 @@ def test_forked_child_uses_thread_map():
     p.join(TIMEOUT)
     assert got == [[x * y for y in range(3)] for x in range(4)]
     assert p.exitcode == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32" or not hasattr(os, "fork"), reason="needs fork")
+def test_child_forked_from_a_worker_uses_thread_map():
+    ctx = multiprocessing.get_context("fork")
+
+    def fork_here(_):
+        parent, child = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_child, args=(child,))
+        p.start()
+        child.close()
+        got = parent.recv() if parent.poll(TIMEOUT) else "hung"
+        p.join(TIMEOUT)
+        return got, p.exitcode
+
+    for got, code in _in_thread(lambda: thread_map(fork_here, range(2))):
+        assert got == [[x * y for y in range(3)] for x in range(4)] and code == 0

@@ -92,6 +92,7 @@ def _after_fork() -> None:
     global _pools_lock
     _pools[:] = [None] * MAX_DEPTH
     _pools_lock = threading.Lock()
+    _local.depth = 0  # forked from a worker: no pool of the child waits on this thread
 
 
 os.register_at_fork(after_in_child=_after_fork)
