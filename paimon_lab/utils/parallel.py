@@ -4,10 +4,10 @@ Parquet encoding and decoding, Arrow compute kernels and numpy sorts release the
 written or read on threads use every core. Every task is waited for before an error is raised:
 a caller that cleans up after a failure must not race a task still writing a file.
 
-The threads live as long as the process (starting threads cost a read of a small table several
-milliseconds): one pool per nesting depth. A call from an ordinary thread runs its tasks on the
-depth-0 pool, a call made inside a depth-``d`` task on the depth-``d + 1`` pool, so a task never
-waits on a pool whose workers may all be waiting on it (calls nested deeper than
+The threads live as long as the process (starting them on every call cost a small read several
+milliseconds under load): one pool per nesting depth. A call from an ordinary thread runs its
+tasks on the depth-0 pool, a call made inside a depth-``d`` task on the depth-``d + 1`` pool, so
+a task never waits on a pool whose workers may all be waiting on it (calls nested deeper than
 :data:`MAX_DEPTH` run their tasks in the calling thread). Workers are daemon threads started on
 demand; a forked child starts its own.
 """
