@@ -50,7 +50,7 @@ from paimon_lab.core.key_value import (DELETE, KEY_FIELD_ID_START, KEY_PREFIX, S
 from paimon_lab.mergetree.merge_engine.deduplicate import DeduplicateMergeFunction
 from paimon_lab.mergetree.key_groups import group_starts
 from paimon_lab.mergetree.compact_rewriter import folds_upper_levels, newest_upper
-from paimon_lab.mergetree.shadowed import KeyChunks, key_chunks, shadowed_runs
+from paimon_lab.mergetree.shadowed import KeyChunks, covered_runs, key_chunks, shadowed_runs
 from paimon_lab.core.predicate import match_mask
 
 if TYPE_CHECKING:
@@ -493,6 +493,9 @@ class MergeReader:
             if not ignore_delete and not self.layout.sequence_fields and len(readers) > 1:
                 for i in sorted(shadowed_runs([r.meta for r in readers], lambda i: readers[i].key_chunks()),
                                 reverse=True):
+                    readers.pop(i).close()
+                constant = [KEY_PREFIX + n for n in self.constants]
+                for i in sorted(covered_runs(readers, self.key_columns, self.layout.key_types, constant), reverse=True):
                     readers.pop(i).close()
             if not readers:
                 return self._empty(needed)
