@@ -17,8 +17,9 @@ Cheaper still, and used whenever it applies:
   version, so rows are only filtered, -U/-D rows dropped); only sections of overlapping files are
   merged, and the sections are concatenated in key order;
 * a run whose key-column chunks are byte for byte those of a newer run (the same keys upserted
-  again) loses every row: it is dropped before any of its columns is decoded
-  (:mod:`.shadowed`);
+  again) loses every row: it is dropped before any of its columns is decoded; where the runs
+  are split into files at different points, a file whose every key newer files hold is found
+  from the decoded key column alone and dropped before any sort (:mod:`.shadowed`);
 * the winners' values are gathered once from the files that hold any, read whole; string
   columns stored with a dictionary are read as their codes and gathered as codes, so strings
   are built only for the rows returned (losing versions cost only their codes);
@@ -446,7 +447,7 @@ class MergeReader:
     def _value_read(self, needed: Sequence[str]) -> tuple[list[str], list[str]]:
         """(value columns to read, key columns standing in for the others) for the ``needed``
         table columns: a ``_KEY_<k>`` column holds the same values as the table column ``k``."""
-        from_keys = [KEY_PREFIX + n for n in needed if n in self.key_names]
+        from_keys = [KEY_PREFIX + n for n in needed if n in self.key_names and n not in self.constants]
         return [n for n in needed if n not in self.key_names and n not in self.constants], from_keys
 
     def read_with_deletion_vectors(self, files: Sequence[DataFileMeta], dvs: dict | None,
