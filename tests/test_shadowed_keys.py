@@ -220,3 +220,30 @@ def test_two_varying_key_columns_are_not_judged_by_one(catalog, dropped):
     got = t.to_arrow().sort_by([("a", "ascending"), ("b", "ascending")])
     assert list(zip(got["b"].to_pylist(), got["s"].to_pylist())) == [(0, "new"), (1, "old"), (2, "new"), (3, "new")]
     assert not any(dropped)
+
+
+def test_keys_decoded_for_the_check_are_not_decoded_again(catalog, monkeypatch):
+    """Where nothing can be dropped (partial updates), the merge reuses the keys the check
+    decoded: every file's key column is decoded once."""
+    decoded: list[tuple[str, tuple]] = []
+    real = merge_read.KVFileReader._read_parquet
+
+    def spy(self, names, keep_dictionary):
+        decoded.append((self.path, tuple(names)))
+        return real(self, names, keep_dictionary)
+
+    monkeypatch.setattr(merge_read.KVFileReader, "_read_parquet", spy)
+    monkeypatch.setattr(shadowed, "_PROBE", 4)
+    t = pk_table(catalog)
+    t.write(rows(range(50), "a"))
+    t.write(rows(range(0, 50, 3), "b"))
+    t.write(rows(range(1, 50, 3), "c"))
+    t.write(rows(range(0, 50, 2), "d"))
+    model = {k: f"a{k}" for k in range(50)}
+    for tag, keys in (("b", range(0, 50, 3)), ("c", range(1, 50, 3)), ("d", range(0, 50, 2))):
+        model.update({k: f"{tag}{k}" for k in keys})
+    decoded.clear()
+    got = t.to_arrow().sort_by("k")
+    assert got["s"].to_pylist() == [model[k] for k in sorted(model)]
+    keys_only = [d for d in decoded if d[1] == ("_KEY_k",)]
+    assert keys_only and len(keys_only) == len(set(keys_only))

@@ -154,6 +154,7 @@ class KVFileReader:
         self._parquet = None
         self._whole: pa.Table | None = None
         self.row_groups: list[int] | None = None
+        self._keys_read: tuple | None = None    # the last read of key columns only, kept for reuse
         if meta.format == "parquet":
             self._open_parquet()
 
@@ -212,7 +213,7 @@ class KVFileReader:
                     self._coded.close()
             finally:
                 self._source.close()
-            self._parquet = self._coded = None
+            self._parquet = self._coded = self._keys_read = None
 
     # ------------------------------------------------------------------ columns
     def _physical(self, name: str) -> str | None:
@@ -248,9 +249,18 @@ class KVFileReader:
         ``keep_dictionary``: value columns of string type stored dictionary-encoded come back
         as Arrow dictionary arrays of that type (:meth:`MergeReader._assemble` turns them into
         plain strings once the rows to keep are known); key columns never do."""
-        target = self.layout.arrow_schema
         if self._parquet is None:
             return self._read_whole().select(list(names))
+        memo = (tuple(names), None if self.row_groups is None else tuple(self.row_groups))
+        if self._keys_read is not None and self._keys_read[0] == memo:
+            return self._keys_read[1]   # e.g. keys decoded by covered_runs, read again by the merge
+        out = self._read_parquet(names, keep_dictionary)
+        if all(n in self.layout.key_columns for n in names):
+            self._keys_read = (memo, out)
+        return out
+
+    def _read_parquet(self, names: Sequence[str], keep_dictionary: bool) -> pa.Table:
+        target = self.layout.arrow_schema
         # Kinds are always decoded: deleteRowCount cannot be trusted (pypaimon 2.1 writes 0 for
         # files holding -D rows; see tests/test_interop_pk.py::test_pypaimon_delete_row_count).
         physical = {n: self._physical(n) for n in names}
