@@ -1,5 +1,5 @@
 """Partition columns of append-table reads: made from each split's partition value, filter
-conjuncts on them decided once per partition."""
+conjuncts on them decided once per partition (also for primary-key reads)."""
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -69,3 +69,47 @@ def test_not_null_partition_columns_and_partitions_ruled_out_per_file(catalog):
         got = t.to_arrow(filter=text)
         assert got.schema == schema, text
         assert sorted(got.column("id").to_pylist()) == sorted(rows.filter(model).column("id").to_pylist()), text
+
+
+def test_primary_key_reads_decide_partition_conjuncts_once(catalog, monkeypatch):
+    """A merge read gets the filter minus its conjuncts on partition columns alone (true for every
+    row of the bucket): the partition key column is not decoded to be compared, mixed conjuncts
+    and ones the partition rules out still apply, NULL partitions included."""
+    from paimon_lab.mergetree import reader as merge_read
+
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.int64())])
+    t = catalog.create_table("db.pkparts", schema, primary_keys=["id", "dt"], partition_keys=["dt"],
+                             options={"bucket": "2", "write-only": "true"})
+    n = 60
+    rows = pa.table({"id": pa.array(range(n), pa.int64()),
+                     "dt": [["x", "y", "z"][i % 3] for i in range(n)],
+                     "v": pa.array([i % 5 for i in range(n)], pa.int64())})
+    t.write(rows)
+    t.write(rows.slice(0, 30).set_column(2, "v", pa.array([9] * 30, pa.int64())))
+    model = pa.concat_tables([rows.slice(0, 30).set_column(2, "v", pa.array([9] * 30, pa.int64())), rows.slice(30)])
+    given: list = []
+    real = merge_read.MergeReader.read_deduplicated
+
+    def spy(self, files, needed, predicate, ignore_delete):
+        given.append(None if predicate is None else predicate.columns())
+        return real(self, files, needed, predicate, ignore_delete)
+
+    monkeypatch.setattr(merge_read.MergeReader, "read_deduplicated", spy)
+    cases = [
+        ("dt = 'x'", pc.field("dt") == "x", set()),
+        ("dt = 'x' AND id > 20", (pc.field("dt") == "x") & (pc.field("id") > 20), {"id"}),
+        ("dt = 'y' AND v = 9", (pc.field("dt") == "y") & (pc.field("v") == 9), {"v"}),
+        ("dt IN ('x', 'z') AND v < 3", pc.field("dt").isin(["x", "z"]) & (pc.field("v") < 3), {"v"}),
+        ("dt = 'x' OR v = 9", (pc.field("dt") == "x") | (pc.field("v") == 9), {"dt", "v"}),
+        ("dt = 'nope' AND id > 0", (pc.field("dt") == "nope") & (pc.field("id") > 0), None),
+    ]
+    full = t.to_arrow().schema
+    for text, expr, columns in cases:
+        given.clear()
+        got = t.to_arrow(filter=text).sort_by([("dt", "ascending"), ("id", "ascending")])
+        want = model.filter(expr).sort_by([("dt", "ascending"), ("id", "ascending")])
+        assert got.schema == full and got.to_pylist() == want.to_pylist(), text
+        if columns is None:
+            assert given == [], text
+        else:
+            assert given and all((g or set()) == columns for g in given), (text, given)

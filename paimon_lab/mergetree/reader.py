@@ -17,8 +17,9 @@ Cheaper still, and used whenever it applies:
   version, so rows are only filtered, -U/-D rows dropped); only sections of overlapping files are
   merged, and the sections are concatenated in key order;
 * a run whose key-column chunks are byte for byte those of a newer run (the same keys upserted
-  again) loses every row: it is dropped before any of its columns is decoded
-  (:mod:`.shadowed`);
+  again) loses every row: it is dropped before any of its columns is decoded; where the runs
+  are split into files at different points, a file whose every key newer files hold is found
+  from the decoded key column alone and dropped before any sort (:mod:`.shadowed`);
 * the winners' values are gathered once from the files that hold any, read whole; string
   columns stored with a dictionary are read as their codes and gathered as codes, so strings
   are built only for the rows returned (losing versions cost only their codes);
@@ -50,7 +51,7 @@ from paimon_lab.core.key_value import (DELETE, KEY_FIELD_ID_START, KEY_PREFIX, S
 from paimon_lab.mergetree.merge_engine.deduplicate import DeduplicateMergeFunction
 from paimon_lab.mergetree.key_groups import group_starts
 from paimon_lab.mergetree.compact_rewriter import folds_upper_levels, newest_upper
-from paimon_lab.mergetree.shadowed import KeyChunks, key_chunks, shadowed_runs
+from paimon_lab.mergetree.shadowed import KeyChunks, covered_runs, key_chunks, shadowed_runs
 from paimon_lab.core.predicate import match_mask
 
 if TYPE_CHECKING:
@@ -153,6 +154,7 @@ class KVFileReader:
         self._parquet = None
         self._whole: pa.Table | None = None
         self.row_groups: list[int] | None = None
+        self._keys_read: tuple | None = None    # the last read of key columns only, kept for reuse
         if meta.format == "parquet":
             self._open_parquet()
 
@@ -211,7 +213,7 @@ class KVFileReader:
                     self._coded.close()
             finally:
                 self._source.close()
-            self._parquet = self._coded = None
+            self._parquet = self._coded = self._keys_read = None
 
     # ------------------------------------------------------------------ columns
     def _physical(self, name: str) -> str | None:
@@ -247,9 +249,18 @@ class KVFileReader:
         ``keep_dictionary``: value columns of string type stored dictionary-encoded come back
         as Arrow dictionary arrays of that type (:meth:`MergeReader._assemble` turns them into
         plain strings once the rows to keep are known); key columns never do."""
-        target = self.layout.arrow_schema
         if self._parquet is None:
             return self._read_whole().select(list(names))
+        memo = (tuple(names), None if self.row_groups is None else tuple(self.row_groups))
+        if self._keys_read is not None and self._keys_read[0] == memo:
+            return self._keys_read[1]   # e.g. keys decoded by covered_runs, read again by the merge
+        out = self._read_parquet(names, keep_dictionary)
+        if all(n in self.layout.key_columns for n in names):
+            self._keys_read = (memo, out)
+        return out
+
+    def _read_parquet(self, names: Sequence[str], keep_dictionary: bool) -> pa.Table:
+        target = self.layout.arrow_schema
         # Kinds are always decoded: deleteRowCount cannot be trusted (pypaimon 2.1 writes 0 for
         # files holding -D rows; see tests/test_interop_pk.py::test_pypaimon_delete_row_count).
         physical = {n: self._physical(n) for n in names}
@@ -446,7 +457,7 @@ class MergeReader:
     def _value_read(self, needed: Sequence[str]) -> tuple[list[str], list[str]]:
         """(value columns to read, key columns standing in for the others) for the ``needed``
         table columns: a ``_KEY_<k>`` column holds the same values as the table column ``k``."""
-        from_keys = [KEY_PREFIX + n for n in needed if n in self.key_names]
+        from_keys = [KEY_PREFIX + n for n in needed if n in self.key_names and n not in self.constants]
         return [n for n in needed if n not in self.key_names and n not in self.constants], from_keys
 
     def read_with_deletion_vectors(self, files: Sequence[DataFileMeta], dvs: dict | None,
@@ -493,6 +504,9 @@ class MergeReader:
             if not ignore_delete and not self.layout.sequence_fields and len(readers) > 1:
                 for i in sorted(shadowed_runs([r.meta for r in readers], lambda i: readers[i].key_chunks()),
                                 reverse=True):
+                    readers.pop(i).close()
+                constant = [KEY_PREFIX + n for n in self.constants]
+                for i in sorted(covered_runs(readers, self.key_columns, self.layout.key_types, constant), reverse=True):
                     readers.pop(i).close()
             if not readers:
                 return self._empty(needed)

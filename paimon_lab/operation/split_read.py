@@ -189,21 +189,29 @@ class TableRead:
         merge_fn = merge_function_of(t)
         reader = MergeReader(t, split.partition, split.bucket, self.inner_threads)
         needed = self._needed_columns()
+        predicate = self.predicate
+        if predicate is not None and self.schema.partition_keys:
+            # conjuncts on partition columns hold for every row of the bucket, or for none
+            if split.partition not in self._partitions:
+                self._partitions[split.partition] = self._decide_partition(split.partition)
+            predicate = self._partitions[split.partition][1]
+            if predicate is False:
+                return pa.schema([t.schema.arrow_schema().field(n) for n in needed]).empty_table()
         if t.schema.core.get("deletion-vectors.enabled"):
             # Every key lives once above level 0; older versions are masked by deletion vectors.
             _, dvs = t.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
             values = reader.read_with_deletion_vectors([f for f in split.files if f.level > 0], dvs, needed,
-                                                       self.predicate)
+                                                       predicate)
         else:
 
             chosen = merge_order([f for f in split.files if f.level > 0] if batch_scan_skips_level0(t.schema.core)
                                  else split.files)
             if supports_fast_merge(merge_fn) and reader.key_names:
-                values = reader.read_deduplicated(chosen, needed, self.predicate, merge_fn.ignore_delete)
+                values = reader.read_deduplicated(chosen, needed, predicate, merge_fn.ignore_delete)
             else:
                 # The other engines merge every column; only a single sorted run is not merged
                 # (merging a key's lone row may change it, e.g. a lone retraction of a sum).
-                key_pred = reader.key_predicate(self.predicate)
+                key_pred = reader.key_predicate(predicate)
                 if key_pred is not None:  # row groups pruned by key, rows filtered by key
                     kv = reader.read_kv(chosen, key_pred)
                 else:
@@ -212,7 +220,7 @@ class TableRead:
                 if len(chosen) > 1 and not (len(levels) == 1 and 0 not in levels):
                     kv = merge_sorted(layout, merge_fn, kv)
                 values = drop_retracts(kv).select(needed)
-        return filter_table(values, self.predicate)
+        return filter_table(values, predicate)
 
     def read(self, splits: Sequence[DataSplit]) -> pa.Table:
         if self.store.schema.primary_keys:
