@@ -196,6 +196,32 @@ def test_seed_partial_update_sequence_groups_with_aggregation():
     assert values(merge(s, rows), s) == [(1, "a2", 3, 2, "c4", 6, 3)]
 
 
+def test_partial_update_sequence_group_last_value_folds_in_arrival_order():
+    """last_value / last_non_null_value in a sequence group, as Java 0.9/1.0 merge them (checked by
+    tests/java/test_java_merge_retractions.py): rows in arrival order; an insert winning the group
+    aggregates, a losing one is folded in reversed (last_value keeps, last_non_null_value fills a
+    null), a retraction retracts whatever its sequence."""
+    s = schema_of([("k", pa.int32()), ("g", pa.int32()), ("lv", pa.string()), ("lnn", pa.string())],
+                  options={"merge-engine": "partial-update", "fields.g.sequence-group": "lv,lnn",
+                           "fields.lv.aggregate-function": "last_value",
+                           "fields.lnn.aggregate-function": "last_non_null_value"})
+    history = {  # key: [(kind, g, lv, lnn)], expected (g, lv, lnn)
+        1: ([(I, 5, "a", "a"), (UB, 3, "x", "x")], (5, None, None)),          # older retraction
+        2: ([(I, 3, "a", "a"), (D, 5, "a", "a")], (5, None, None)),           # newer retraction
+        3: ([(I, 4, "a", "a"), (UB, 4, "a", "a")], (4, None, None)),          # equal sequence
+        4: ([(UB, 4, "a", "a"), (UA, 4, "b", "b")], (4, "b", "b")),           # insert after it, equal
+        5: ([(I, 5, "a", "a"), (UB, 3, "x", None)], (5, None, "a")),          # older retraction of a null
+        6: ([(I, 5, "a", "a"), (UB, 6, "a", "a"), (UA, 4, "c", "c")], (6, None, "c")),  # older insert fills
+        7: ([(I, 1, "a", "a"), (I, 3, None, None), (I, 2, "c", "c")], (3, None, "a")),  # ... only a null
+        8: ([(I, 5, "a", "a"), (UB, 3, "a", "a"), (UA, 6, "b", None)], (6, "b", None)),
+        9: ([(I, 2, "a", "a"), (D, 1, None, None)], (2, None, "a")),
+        10: ([(I, 2, "a", "a"), (I, None, "z", "z"), (UB, None, "a", "a")], (2, "a", "a")),  # no sequence: ignored
+    }
+    rows = [(k, g, lv, lnn) for k, (h, _) in history.items() for _, g, lv, lnn in h]
+    kinds = [kind for h, _ in history.values() for kind, *_ in h]
+    assert values(merge(s, rows, kinds), s) == [(k, *want) for k, (_, want) in history.items()]
+
+
 def test_partial_update_multi_field_sequence_group():
     s = schema_of([("k", pa.int32()), ("a", pa.string()), ("g_1", pa.int32()), ("g_3", pa.int32())],
                   options={"merge-engine": "partial-update", "fields.g_1,g_3.sequence-group": "a"})
@@ -579,6 +605,9 @@ def _pu_takes_retractions(opts):
     return bool(groups)
 
 
+ARRIVAL_ORDER = ("last_value", "last_non_null_value")  # folded as Java does, not in sequence order
+
+
 def model_partial_update(schema, rows, kinds=None):
     opts = schema.options
     groups = []
@@ -594,12 +623,22 @@ def model_partial_update(schema, rows, kinds=None):
                 state[n] = row[n]
     for seq_fields, fields in groups:
         aggs = {f: opts.get(f"fields.{f}.aggregate-function") for f in fields}
+        arrival = {f: func for f, func in aggs.items() if func in ARRIVAL_ORDER}
         current = None
         for row, kind in zip(rows, kinds):  # Java's rule: a row with a non-null sequence >= the current one updates
             s = [row[f] for f in seq_fields]
             if all(v is None for v in s):
                 continue
-            if current is None or _seq_key(s) >= _seq_key(current):
+            wins = current is None or _seq_key(s) >= _seq_key(current)
+            for f, func in arrival.items():  # Java's agg / aggReversed / retract, in arrival order
+                v = row[f]
+                if kind in RETRACT:
+                    state[f] = None if func == "last_value" or v is not None else state[f]
+                elif func == "last_value":
+                    state[f] = v if wins else state[f]
+                elif v is not None and (wins or state[f] is None):
+                    state[f] = v
+            if wins:
                 current = s
                 for f in seq_fields:
                     state[f] = row[f]
@@ -609,7 +648,7 @@ def model_partial_update(schema, rows, kinds=None):
         taking_part = sorted(((r, k) for r, k in zip(rows, kinds) if any(r[f] is not None for f in seq_fields)),
                              key=lambda rk: _seq_key([rk[0][f] for f in seq_fields]))  # stable: ties by arrival
         for f, func in aggs.items():
-            if func is not None:  # a retraction is retracted, winning its group or not (Java)
+            if func is not None and func not in ARRIVAL_ORDER:  # a retraction is retracted, winning or not (Java)
                 state[f] = model_aggregate(func, [(r[f], k in RETRACT) for r, k in taking_part], f, opts, None)
     return state
 
