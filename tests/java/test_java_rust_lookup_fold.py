@@ -58,7 +58,7 @@ def _key1_rows_per_level(lab, wh: str, ident: str) -> dict[int, list[int]]:
     return out
 
 
-@pytest.mark.compat("primary-key", "lookup-changelog {engine}: pypaimon-rust reads folded levels", "both")
+@pytest.mark.compat("primary-key", "lookup-changelog {engine}: folded levels (pypaimon-rust pinned)", "both")
 @pytest.mark.parametrize("engine", ["aggregation", "partial-update"])
 def test_rust_on_folded_lookup_tables(jo, java09, lab, wh, engine):
     options = {"bucket": "1", "changelog-producer": "lookup", "merge-engine": engine}
