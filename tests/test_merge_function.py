@@ -222,6 +222,27 @@ def test_partial_update_sequence_group_last_value_folds_in_arrival_order():
     assert values(merge(s, rows, kinds), s) == [(k, *want) for k, (_, want) in history.items()]
 
 
+def test_partial_update_sequence_group_first_value_and_listagg_fold_in_arrival_order():
+    """An insert losing its group is folded in with Java's aggReversed: first_value takes it,
+    listagg prepends it, first_non_null_value takes it (null too) once initialized (Java 0.9/1.0
+    merge these rows so, checked by tests/java/test_java_merge_retractions.py)."""
+    s = schema_of([("k", pa.int32()), ("g", pa.int32()), ("fv", pa.string()), ("fnn", pa.string()),
+                   ("la", pa.string())],
+                  options={"merge-engine": "partial-update", "fields.g.sequence-group": "fv,fnn,la",
+                           "fields.fv.aggregate-function": "first_value",
+                           "fields.fnn.aggregate-function": "first_non_null_value",
+                           "fields.la.aggregate-function": "listagg"})
+    history = {  # key: [(g, value)] in arrival order, expected (g, fv, fnn, la)
+        1: ([(1, "a"), (3, "b"), (2, "c")], (3, "c", "c", "c,a,b")),
+        2: ([(3, "b"), (1, "a"), (2, "c")], (3, "c", "c", "c,a,b")),
+        3: ([(2, None), (1, "a"), (3, "c")], (3, "a", "c", "a,c")),
+        4: ([(2, "b"), (1, None), (3, "c")], (3, None, None, "b,c")),
+        5: ([(1, None), (2, "b"), (0, "z")], (2, "z", "z", "z,b")),
+    }
+    rows = [(k, g, v, v, v) for k, (h, _) in history.items() for g, v in h]
+    assert values(merge(s, rows), s) == [(k, *want) for k, (_, want) in history.items()]
+
+
 def test_partial_update_multi_field_sequence_group():
     s = schema_of([("k", pa.int32()), ("a", pa.string()), ("g_1", pa.int32()), ("g_3", pa.int32())],
                   options={"merge-engine": "partial-update", "fields.g_1,g_3.sequence-group": "a"})
@@ -605,7 +626,34 @@ def _pu_takes_retractions(opts):
     return bool(groups)
 
 
-ARRIVAL_ORDER = ("last_value", "last_non_null_value")  # folded as Java does, not in sequence order
+# folded as Java does (arrival order, aggReversed for a losing insert), not in sequence order
+ARRIVAL_ORDER = ("last_value", "last_non_null_value", "first_value", "first_non_null_value", "listagg")
+
+
+def java_fold_step(func, acc, initialized, v, kind, wins, column, opts):
+    """One row of Java 0.9's fold of a sequence group's aggregated field: ``agg(acc, v)`` for a
+    winning insert, ``aggReversed(acc, v)`` = ``agg(v, acc)`` for a losing one, ``retract`` for a
+    -U/-D row; returns (value, initialized)."""
+    if kind in RETRACT:
+        if _bool(opts, f"fields.{column}.ignore-retract"):
+            return acc, initialized
+        if func == "last_value":
+            return None, initialized
+        if func == "last_non_null_value":
+            return (None if v is not None else acc), initialized
+        raise DataValidationError("retraction")
+    a, b = (acc, v) if wins else (v, acc)   # agg(a, b)
+    if func == "last_value":
+        return b, initialized
+    if func == "last_non_null_value":
+        return (a if b is None else b), initialized
+    if func == "first_value":
+        return (a, True) if initialized else (b, True)
+    if func == "first_non_null_value":
+        return (b, True) if not initialized and b is not None else (a, initialized)
+    delim = opts.get(f"fields.{column}.list-agg-delimiter", ",")   # listagg: blanks do not count
+    a, b = (None if x is None or x.strip() == "" else x for x in (a, b))
+    return (b if a is None else a if b is None else a + delim + b), initialized
 
 
 def model_partial_update(schema, rows, kinds=None):
@@ -622,8 +670,12 @@ def model_partial_update(schema, rows, kinds=None):
             if n not in grouped and row[n] is not None and kind not in RETRACT:
                 state[n] = row[n]
     for seq_fields, fields in groups:
-        aggs = {f: opts.get(f"fields.{f}.aggregate-function") for f in fields}
-        arrival = {f: func for f, func in aggs.items() if func in ARRIVAL_ORDER}
+        aliases = {"first_not_null_value": "first_non_null_value", "last_not_null_value": "last_non_null_value"}
+        aggs = {f: aliases.get(opts.get(f"fields.{f}.aggregate-function"), opts.get(f"fields.{f}.aggregate-function"))
+                for f in fields}
+        arrival = {f: func for f, func in aggs.items() if func in ARRIVAL_ORDER
+                   and not (func == "listagg" and _bool(opts, f"fields.{f}.distinct"))}
+        initialized = dict.fromkeys(arrival, False)
         current = None
         for row, kind in zip(rows, kinds):  # Java's rule: a row with a non-null sequence >= the current one updates
             s = [row[f] for f in seq_fields]
@@ -631,13 +683,8 @@ def model_partial_update(schema, rows, kinds=None):
                 continue
             wins = current is None or _seq_key(s) >= _seq_key(current)
             for f, func in arrival.items():  # Java's agg / aggReversed / retract, in arrival order
-                v = row[f]
-                if kind in RETRACT:
-                    state[f] = None if func == "last_value" or v is not None else state[f]
-                elif func == "last_value":
-                    state[f] = v if wins else state[f]
-                elif v is not None and (wins or state[f] is None):
-                    state[f] = v
+                state[f], initialized[f] = java_fold_step(func, state[f], initialized[f], row[f], kind, wins,
+                                                          f, opts)
             if wins:
                 current = s
                 for f in seq_fields:
@@ -648,7 +695,7 @@ def model_partial_update(schema, rows, kinds=None):
         taking_part = sorted(((r, k) for r, k in zip(rows, kinds) if any(r[f] is not None for f in seq_fields)),
                              key=lambda rk: _seq_key([rk[0][f] for f in seq_fields]))  # stable: ties by arrival
         for f, func in aggs.items():
-            if func is not None and func not in ARRIVAL_ORDER:  # a retraction is retracted, winning or not (Java)
+            if func is not None and f not in arrival:  # a retraction is retracted, winning or not (Java)
                 state[f] = model_aggregate(func, [(r[f], k in RETRACT) for r, k in taking_part], f, opts, None)
     return state
 

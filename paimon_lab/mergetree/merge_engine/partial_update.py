@@ -121,9 +121,9 @@ class PartialUpdateMergeFunction(MergeFunction):
             agg = group.aggregators.get(name)
             if agg is None:
                 out[name] = take_or_null(kv.column(name), winner if name in group.sequence_fields else cleared)
-            elif agg.name in _ARRIVAL_ORDER and retract is not None:
+            elif _folds_in_arrival_order(agg) and retract is not None:
                 if arrival is None:
-                    arrival = _Arrival(rows, groups.ids[rows], _wins(order, rows, seq_cols, gids), retract[rows])
+                    arrival = _Arrival(groups.ids[rows], _wins(order, rows, seq_cols, gids), retract[rows])
                 out[name] = arrival.fold(agg, as_array(kv.column(name)).take(pa.array(rows)), groups.count)
             else:
                 out[name] = agg.aggregate(take_or_null(as_array(kv.column(name)), order), gids, groups.count,
@@ -145,7 +145,11 @@ class PartialUpdateMergeFunction(MergeFunction):
                 f"sequence_groups={self.sequence_groups})")
 
 
-_ARRIVAL_ORDER = {"last_value", "last_non_null_value"}
+def _folds_in_arrival_order(agg: FieldAggregator) -> bool:
+    """Functions whose result depends on the order Java folds them in (listagg with 'distinct'
+    keeps the sequence order)."""
+    return agg.name in ("last_value", "last_non_null_value", "first_value", "first_non_null_value") or (
+        agg.name == "listagg" and not getattr(agg, "distinct", False))
 
 
 def _wins(order: np.ndarray, rows: np.ndarray, seq_cols: list[pa.Array], gids: np.ndarray) -> np.ndarray:
@@ -172,10 +176,27 @@ class _Arrival:
     whose sequence wins aggregates (``agg``), one that loses is folded in reversed
     (``aggReversed``), and a retraction retracts whatever its sequence (``retractWithSequenceGroup``)."""
 
-    rows: np.ndarray
     gids: np.ndarray
     wins: np.ndarray
     retract: np.ndarray
+
+    def _first_non_null(self, values: pa.Array, n: int, insert: np.ndarray) -> np.ndarray:
+        """Java's state: 'initialized' by the first winning non-null insert, or by a losing insert
+        after a losing non-null one (whose value it keeps); before that a losing insert sets the
+        value only while it is null, after it every losing insert sets it (null too)."""
+        at, big, gids = np.arange(len(values)), len(values), self.gids
+        valid = valid_mask(values)
+        win, lose = insert & self.wins, insert & ~self.wins
+
+        def first(mask):
+            return segment_reduce(np.minimum, np.where(mask, at, big), gids, n, big)
+
+        win_set = first(win & valid)
+        lose_set = first(lose & valid)
+        init = np.minimum(win_set, first(lose & (at > lose_set[gids])))
+        at_init = np.where(init == win_set, win_set, lose_set)
+        after = segment_reduce(np.maximum, np.where(lose & (at > init[gids]), at, -1), gids, n, -1)
+        return np.where(init < big, np.where(after >= 0, after, at_init), np.where(lose_set < big, lose_set, -1))
 
     def _last(self, mask: np.ndarray, n: int) -> np.ndarray:
         return segment_reduce(np.maximum, np.where(mask, np.arange(len(mask)), -1), self.gids, n, -1)
@@ -183,8 +204,18 @@ class _Arrival:
     def fold(self, agg: FieldAggregator, values: pa.Array, n: int) -> pa.Array:
         if not len(values):
             return pa.nulls(n, values.type)
+        if agg.name in ("first_value", "listagg"):
+            # aggReversed of a monoid prepends: the fold is the function over the key's losing
+            # inserts, newest first, then its winning rows in arrival order
+            at = np.arange(len(values))
+            java = np.lexsort((np.where(self.wins, at, -at), self.wins, self.gids))
+            return agg.aggregate(values.take(pa.array(java)), self.gids[java], n, self.retract[java])
+        if self.retract.any() and not agg.supports_retract and not agg.ignore_retract:
+            agg.refuse_retractions()
         retract = self.retract & ~agg.ignore_retract  # an ignored retraction leaves the value
         insert = ~self.retract
+        if agg.name == "first_non_null_value":
+            return take_or_null(values, self._first_non_null(values, n, insert))
         if agg.name == "last_value":  # a winning insert sets the value, a retraction clears it
             last = self._last((self.wins & insert) | retract, n)
             return take_or_null(values, np.where((last >= 0) & retract[np.maximum(last, 0)], -1, last))
