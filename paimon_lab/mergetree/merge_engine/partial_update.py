@@ -123,8 +123,11 @@ class PartialUpdateMergeFunction(MergeFunction):
                 out[name] = take_or_null(kv.column(name), winner if name in group.sequence_fields else cleared)
             elif _folds_in_arrival_order(agg) and retract is not None:
                 if arrival is None:
-                    arrival = _Arrival(groups.ids[rows], _wins(order, rows, seq_cols, gids), retract[rows])
-                out[name] = arrival.fold(agg, as_array(kv.column(name)).take(pa.array(rows)), groups.count)
+                    arrival = _Arrival(groups.ids[rows], _wins(order, rows, seq_cols, gids, kv.num_rows),
+                                       retract[rows])
+                col = as_array(kv.column(name))
+                out[name] = arrival.fold(agg, col if len(rows) == kv.num_rows else col.take(pa.array(rows)),
+                                         groups.count)
             else:
                 out[name] = agg.aggregate(take_or_null(as_array(kv.column(name)), order), gids, groups.count,
                                           None if retract is None else retract[order])
@@ -152,7 +155,8 @@ def _folds_in_arrival_order(agg: FieldAggregator) -> bool:
         agg.name == "listagg" and not getattr(agg, "distinct", False))
 
 
-def _wins(order: np.ndarray, rows: np.ndarray, seq_cols: list[pa.Array], gids: np.ndarray) -> np.ndarray:
+def _wins(order: np.ndarray, rows: np.ndarray, seq_cols: list[pa.Array], gids: np.ndarray,
+          num_rows: int) -> np.ndarray:
     """For each taking-part row (``rows``, in arrival order): whether its sequence is at least every
     earlier one of its key's (Java compares it with the merged row's sequence, which only grows)."""
     n = len(order)
@@ -165,8 +169,10 @@ def _wins(order: np.ndarray, rows: np.ndarray, seq_cols: list[pa.Array], gids: n
             same = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False) | (
                 ~valid_mask(a) & ~valid_mask(b))
             new[1:] |= ~same
+    position = np.empty(num_rows, dtype=np.int64)  # a row's place among ``rows``
+    position[rows] = np.arange(n)
     rank = np.empty(n, dtype=np.int64)
-    rank[np.searchsorted(rows, order)] = np.cumsum(new)
+    rank[position[order]] = np.cumsum(new)
     return rank == np.maximum.accumulate(rank)  # key ranks grow with the key: no reset needed
 
 
@@ -207,6 +213,8 @@ class _Arrival:
         if agg.name in ("first_value", "listagg"):
             # aggReversed of a monoid prepends: the fold is the function over the key's losing
             # inserts, newest first, then its winning rows in arrival order
+            if self.wins.all():
+                return agg.aggregate(values, self.gids, n, self.retract)
             at = np.arange(len(values))
             java = np.lexsort((np.where(self.wins, at, -at), self.wins, self.gids))
             return agg.aggregate(values.take(pa.array(java)), self.gids[java], n, self.retract[java])
