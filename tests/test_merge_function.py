@@ -243,6 +243,20 @@ def test_partial_update_sequence_group_first_value_and_listagg_fold_in_arrival_o
     assert values(merge(s, rows), s) == [(k, *want) for k, (_, want) in history.items()]
 
 
+def test_partial_update_sequence_group_collect_and_merge_map_fold_in_arrival_order():
+    """collect appends a losing insert too (Java's FieldCollectAgg.aggReversed is agg); a losing
+    merge_map gives way to the keys it meets; a retraction retracts where it arrives."""
+    s = schema_of([("k", pa.int32()), ("g", pa.int32()), ("col", pa.list_(pa.int32())),
+                   ("mm", pa.map_(pa.string(), pa.int32()))],
+                  options={"merge-engine": "partial-update", "fields.g.sequence-group": "col,mm",
+                           "fields.col.aggregate-function": "collect", "fields.mm.aggregate-function": "merge_map"})
+    rows = [(1, 1, [1], [("x", 1)]), (1, 3, [3], [("x", 3)]), (1, 2, [2], [("x", 2)]),
+            (2, 3, [3], [("x", 3)]), (2, 1, [1], [("y", 1)]), (2, 2, [2], [("y", 2)]),
+            (3, 2, [1], [("x", 1)]), (3, 1, [2], [("y", 2)]), (3, 3, [1], [("x", 0)])]
+    got = [(k, g, col, sorted(mm)) for k, g, col, mm in values(merge(s, rows, [I] * 8 + [UB]), s)]
+    assert got == [(1, 3, [1, 3, 2], [("x", 3)]), (2, 3, [3, 1, 2], [("x", 3), ("y", 1)]), (3, 3, [2], [("y", 2)])]
+
+
 def test_partial_update_multi_field_sequence_group():
     s = schema_of([("k", pa.int32()), ("a", pa.string()), ("g_1", pa.int32()), ("g_3", pa.int32())],
                   options={"merge-engine": "partial-update", "fields.g_1,g_3.sequence-group": "a"})

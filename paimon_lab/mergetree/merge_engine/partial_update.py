@@ -19,6 +19,7 @@ from paimon_lab.mergetree.aggregators import (FIELDS_PREFIX, FieldAggregator, ag
                                               bool_option, canonical_function, count_contributions,
                                               split_names)
 from paimon_lab.mergetree.aggregate_functions import create_field_aggregator
+from paimon_lab.mergetree.aggregators_nested import FoldingAggregator
 from paimon_lab.mergetree.key_groups import KeyGroups, as_array, segment_reduce, take_or_null, valid_mask
 from paimon_lab.core.key_value import DELETE, INSERT, SEQUENCE_NUMBER, VALUE_KIND
 from paimon_lab.mergetree.merge_engine.base import MergeFunction, inserts
@@ -152,7 +153,7 @@ def _folds_in_arrival_order(agg: FieldAggregator) -> bool:
     """Functions whose result depends on the order Java folds them in (listagg with 'distinct'
     keeps the sequence order)."""
     return agg.name in ("last_value", "last_non_null_value", "first_value", "first_non_null_value") or (
-        agg.name == "listagg" and not getattr(agg, "distinct", False))
+        agg.name == "listagg" and not getattr(agg, "distinct", False)) or isinstance(agg, FoldingAggregator)
 
 
 def _wins(order: np.ndarray, rows: np.ndarray, seq_cols: list[pa.Array], gids: np.ndarray,
@@ -210,6 +211,12 @@ class _Arrival:
     def fold(self, agg: FieldAggregator, values: pa.Array, n: int) -> pa.Array:
         if not len(values):
             return pa.nulls(n, values.type)
+        if isinstance(agg, FoldingAggregator):  # collect, merge_map, nested_update: row by row where it matters
+            keep = ~self.retract if agg.ignore_retract else np.ones(len(values), dtype=bool)
+            if keep.all():
+                return agg.fold_arrival(values, self.gids, n, self.retract, ~self.wins & ~self.retract)
+            return agg.fold_arrival(values.filter(pa.array(keep)), self.gids[keep], n, self.retract[keep],
+                                    (~self.wins & ~self.retract)[keep])
         if agg.name in ("first_value", "listagg"):
             # aggReversed of a monoid prepends: the fold is the function over the key's losing
             # inserts, newest first, then its winning rows in arrival order
