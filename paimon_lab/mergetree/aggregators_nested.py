@@ -24,7 +24,7 @@ from paimon_lab.mergetree.aggregators import (
 )
 from paimon_lab.mergetree.key_groups import valid_mask
 
-__all__ = ["FoldingAggregator", "FieldCollectAgg", "FieldMergeMapAgg", "FieldNestedUpdateAgg"]
+__all__ = ["FieldCollectAgg", "FieldMergeMapAgg", "FieldNestedUpdateAgg", "FoldingAggregator"]
 
 
 def _children(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -122,10 +122,10 @@ class PartialUpdateMergeFunction(MergeFunction):
             agg = group.aggregators.get(name)
             if agg is None:
                 out[name] = take_or_null(kv.column(name), winner if name in group.sequence_fields else cleared)
-            elif _folds_in_arrival_order(agg) and retract is not None:
+            elif _folds_in_arrival_order(agg):
                 if arrival is None:
                     arrival = _Arrival(groups.ids[rows], _wins(order, rows, seq_cols, gids, kv.num_rows),
-                                       retract[rows])
+                                       np.zeros(len(rows), dtype=bool) if retract is None else retract[rows])
                 col = as_array(kv.column(name))
                 out[name] = arrival.fold(agg, col if len(rows) == kv.num_rows else col.take(pa.array(rows)),
                                          groups.count)
