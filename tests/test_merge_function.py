@@ -196,6 +196,67 @@ def test_seed_partial_update_sequence_groups_with_aggregation():
     assert values(merge(s, rows), s) == [(1, "a2", 3, 2, "c4", 6, 3)]
 
 
+def test_partial_update_sequence_group_last_value_folds_in_arrival_order():
+    """last_value / last_non_null_value in a sequence group, as Java 0.9/1.0 merge them (checked by
+    tests/java/test_java_merge_retractions.py): rows in arrival order; an insert winning the group
+    aggregates, a losing one is folded in reversed (last_value keeps, last_non_null_value fills a
+    null), a retraction retracts whatever its sequence."""
+    s = schema_of([("k", pa.int32()), ("g", pa.int32()), ("lv", pa.string()), ("lnn", pa.string())],
+                  options={"merge-engine": "partial-update", "fields.g.sequence-group": "lv,lnn",
+                           "fields.lv.aggregate-function": "last_value",
+                           "fields.lnn.aggregate-function": "last_non_null_value"})
+    history = {  # key: [(kind, g, lv, lnn)], expected (g, lv, lnn)
+        1: ([(I, 5, "a", "a"), (UB, 3, "x", "x")], (5, None, None)),          # older retraction
+        2: ([(I, 3, "a", "a"), (D, 5, "a", "a")], (5, None, None)),           # newer retraction
+        3: ([(I, 4, "a", "a"), (UB, 4, "a", "a")], (4, None, None)),          # equal sequence
+        4: ([(UB, 4, "a", "a"), (UA, 4, "b", "b")], (4, "b", "b")),           # insert after it, equal
+        5: ([(I, 5, "a", "a"), (UB, 3, "x", None)], (5, None, "a")),          # older retraction of a null
+        6: ([(I, 5, "a", "a"), (UB, 6, "a", "a"), (UA, 4, "c", "c")], (6, None, "c")),  # older insert fills
+        7: ([(I, 1, "a", "a"), (I, 3, None, None), (I, 2, "c", "c")], (3, None, "a")),  # ... only a null
+        8: ([(I, 5, "a", "a"), (UB, 3, "a", "a"), (UA, 6, "b", None)], (6, "b", None)),
+        9: ([(I, 2, "a", "a"), (D, 1, None, None)], (2, None, "a")),
+        10: ([(I, 2, "a", "a"), (I, None, "z", "z"), (UB, None, "a", "a")], (2, "a", "a")),  # no sequence: ignored
+    }
+    rows = [(k, g, lv, lnn) for k, (h, _) in history.items() for _, g, lv, lnn in h]
+    kinds = [kind for h, _ in history.values() for kind, *_ in h]
+    assert values(merge(s, rows, kinds), s) == [(k, *want) for k, (_, want) in history.items()]
+
+
+def test_partial_update_sequence_group_first_value_and_listagg_fold_in_arrival_order():
+    """An insert losing its group is folded in with Java's aggReversed: first_value takes it,
+    listagg prepends it, first_non_null_value takes it (null too) once initialized (Java 0.9/1.0
+    merge these rows so, checked by tests/java/test_java_merge_retractions.py)."""
+    s = schema_of([("k", pa.int32()), ("g", pa.int32()), ("fv", pa.string()), ("fnn", pa.string()),
+                   ("la", pa.string())],
+                  options={"merge-engine": "partial-update", "fields.g.sequence-group": "fv,fnn,la",
+                           "fields.fv.aggregate-function": "first_value",
+                           "fields.fnn.aggregate-function": "first_non_null_value",
+                           "fields.la.aggregate-function": "listagg"})
+    history = {  # key: [(g, value)] in arrival order, expected (g, fv, fnn, la)
+        1: ([(1, "a"), (3, "b"), (2, "c")], (3, "c", "c", "c,a,b")),
+        2: ([(3, "b"), (1, "a"), (2, "c")], (3, "c", "c", "c,a,b")),
+        3: ([(2, None), (1, "a"), (3, "c")], (3, "a", "c", "a,c")),
+        4: ([(2, "b"), (1, None), (3, "c")], (3, None, None, "b,c")),
+        5: ([(1, None), (2, "b"), (0, "z")], (2, "z", "z", "z,b")),
+    }
+    rows = [(k, g, v, v, v) for k, (h, _) in history.items() for g, v in h]
+    assert values(merge(s, rows), s) == [(k, *want) for k, (_, want) in history.items()]
+
+
+def test_partial_update_sequence_group_collect_and_merge_map_fold_in_arrival_order():
+    """collect appends a losing insert too (Java's FieldCollectAgg.aggReversed is agg); a losing
+    merge_map gives way to the keys it meets; a retraction retracts where it arrives."""
+    s = schema_of([("k", pa.int32()), ("g", pa.int32()), ("col", pa.list_(pa.int32())),
+                   ("mm", pa.map_(pa.string(), pa.int32()))],
+                  options={"merge-engine": "partial-update", "fields.g.sequence-group": "col,mm",
+                           "fields.col.aggregate-function": "collect", "fields.mm.aggregate-function": "merge_map"})
+    rows = [(1, 1, [1], [("x", 1)]), (1, 3, [3], [("x", 3)]), (1, 2, [2], [("x", 2)]),
+            (2, 3, [3], [("x", 3)]), (2, 1, [1], [("y", 1)]), (2, 2, [2], [("y", 2)]),
+            (3, 2, [1], [("x", 1)]), (3, 1, [2], [("y", 2)]), (3, 3, [1], [("x", 0)])]
+    got = [(k, g, col, sorted(mm)) for k, g, col, mm in values(merge(s, rows, [I] * 8 + [UB]), s)]
+    assert got == [(1, 3, [1, 3, 2], [("x", 3)]), (2, 3, [3, 1, 2], [("x", 3), ("y", 1)]), (3, 3, [2], [("y", 2)])]
+
+
 def test_partial_update_multi_field_sequence_group():
     s = schema_of([("k", pa.int32()), ("a", pa.string()), ("g_1", pa.int32()), ("g_3", pa.int32())],
                   options={"merge-engine": "partial-update", "fields.g_1,g_3.sequence-group": "a"})
@@ -579,6 +640,36 @@ def _pu_takes_retractions(opts):
     return bool(groups)
 
 
+# folded as Java does (arrival order, aggReversed for a losing insert), not in sequence order
+ARRIVAL_ORDER = ("last_value", "last_non_null_value", "first_value", "first_non_null_value", "listagg")
+
+
+def java_fold_step(func, acc, initialized, v, kind, wins, column, opts):
+    """One row of Java 0.9's fold of a sequence group's aggregated field: ``agg(acc, v)`` for a
+    winning insert, ``aggReversed(acc, v)`` = ``agg(v, acc)`` for a losing one, ``retract`` for a
+    -U/-D row; returns (value, initialized)."""
+    if kind in RETRACT:
+        if _bool(opts, f"fields.{column}.ignore-retract"):
+            return acc, initialized
+        if func == "last_value":
+            return None, initialized
+        if func == "last_non_null_value":
+            return (None if v is not None else acc), initialized
+        raise DataValidationError("retraction")
+    a, b = (acc, v) if wins else (v, acc)   # agg(a, b)
+    if func == "last_value":
+        return b, initialized
+    if func == "last_non_null_value":
+        return (a if b is None else b), initialized
+    if func == "first_value":
+        return (a, True) if initialized else (b, True)
+    if func == "first_non_null_value":
+        return (b, True) if not initialized and b is not None else (a, initialized)
+    delim = opts.get(f"fields.{column}.list-agg-delimiter", ",")   # listagg: blanks do not count
+    a, b = (None if x is None or x.strip() == "" else x for x in (a, b))
+    return (b if a is None else a if b is None else a + delim + b), initialized
+
+
 def model_partial_update(schema, rows, kinds=None):
     opts = schema.options
     groups = []
@@ -593,13 +684,22 @@ def model_partial_update(schema, rows, kinds=None):
             if n not in grouped and row[n] is not None and kind not in RETRACT:
                 state[n] = row[n]
     for seq_fields, fields in groups:
-        aggs = {f: opts.get(f"fields.{f}.aggregate-function") for f in fields}
+        aliases = {"first_not_null_value": "first_non_null_value", "last_not_null_value": "last_non_null_value"}
+        aggs = {f: aliases.get(opts.get(f"fields.{f}.aggregate-function"), opts.get(f"fields.{f}.aggregate-function"))
+                for f in fields}
+        arrival = {f: func for f, func in aggs.items() if func in ARRIVAL_ORDER
+                   and not (func == "listagg" and _bool(opts, f"fields.{f}.distinct"))}
+        initialized = dict.fromkeys(arrival, False)
         current = None
         for row, kind in zip(rows, kinds):  # Java's rule: a row with a non-null sequence >= the current one updates
             s = [row[f] for f in seq_fields]
             if all(v is None for v in s):
                 continue
-            if current is None or _seq_key(s) >= _seq_key(current):
+            wins = current is None or _seq_key(s) >= _seq_key(current)
+            for f, func in arrival.items():  # Java's agg / aggReversed / retract, in arrival order
+                state[f], initialized[f] = java_fold_step(func, state[f], initialized[f], row[f], kind, wins,
+                                                          f, opts)
+            if wins:
                 current = s
                 for f in seq_fields:
                     state[f] = row[f]
@@ -609,7 +709,7 @@ def model_partial_update(schema, rows, kinds=None):
         taking_part = sorted(((r, k) for r, k in zip(rows, kinds) if any(r[f] is not None for f in seq_fields)),
                              key=lambda rk: _seq_key([rk[0][f] for f in seq_fields]))  # stable: ties by arrival
         for f, func in aggs.items():
-            if func is not None:  # a retraction is retracted, winning its group or not (Java)
+            if func is not None and f not in arrival:  # a retraction is retracted, winning or not (Java)
                 state[f] = model_aggregate(func, [(r[f], k in RETRACT) for r, k in taking_part], f, opts, None)
     return state
 

@@ -114,6 +114,15 @@ def test_refused_on_create_and_alter_and_sql(tmp_path):
         validate_options({"bucket-keys": "id"})
 
 
+def test_remove_record_on_sequence_group_refusal_says_why(tmp_path):
+    """Java Paimon 1.0.0 brought the option; the Java oracle (0.9, a 1.0 snapshot before it) cannot
+    check an implementation, so it stays refused with that reason."""
+    with pytest.raises(OptionError, match=r"'partial-update\.remove-record-on-sequence-group'.*Java Paimon 1\.0\.0.*"
+                                          r"oracle.*lacks it"):
+        _table(tmp_path, pk=["id"], **{"merge-engine": "partial-update",
+                                       "partial-update.remove-record-on-sequence-group": "v"})
+
+
 def test_tables_carrying_refused_options_are_read_unless_the_option_changes_reads():
     check_readable({"tag.automatic-creation": "process-time", "bucket": "1"})  # reads unaffected
     read_refused = sorted(e.key for e in list(REGISTRY.values()) + PATTERNS if e.status == REFUSED and not e.reads)

@@ -83,14 +83,17 @@ class FieldAggregator:
             keep = ~retract
             values, gids, retract = values.filter(pa.array(keep)), gids[keep], retract[keep]
         elif not self.supports_retract:
-            raise DataValidationError(
-                f"Aggregate function '{self.name}' of column '{self.column}' cannot handle "
-                f"retraction rows (-U/-D); set 'fields.{self.column}.ignore-retract' = 'true' to ignore them")
+            self.refuse_retractions()
         out = self._aggregate(values, gids, n, retract)
         return out if out.type == values.type else out.cast(values.type)
 
     def _aggregate(self, values: pa.Array, gids: np.ndarray, n: int, retract: np.ndarray) -> pa.Array:
         raise NotImplementedError
+
+    def refuse_retractions(self) -> None:
+        raise DataValidationError(
+            f"Aggregate function '{self.name}' of column '{self.column}' cannot handle "
+            f"retraction rows (-U/-D); set 'fields.{self.column}.ignore-retract' = 'true' to ignore them")
 
     def check_type(self, data_type) -> None:
         """Raise OptionError if the column's type (beyond its root) does not fit the function."""

@@ -24,7 +24,7 @@ from paimon_lab.mergetree.aggregators import (
 )
 from paimon_lab.mergetree.key_groups import valid_mask
 
-__all__ = ["FieldCollectAgg", "FieldMergeMapAgg", "FieldNestedUpdateAgg"]
+__all__ = ["FieldCollectAgg", "FieldMergeMapAgg", "FieldNestedUpdateAgg", "FoldingAggregator"]
 
 
 def _children(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -78,16 +78,23 @@ def _present(gids: np.ndarray, values: pa.Array, n: int) -> np.ndarray:
     return np.bincount(gids[valid_mask(values)], minlength=n) > 0
 
 
-class _FoldingAggregator(FieldAggregator):
+class FoldingAggregator(FieldAggregator):
     """Vectorized without retractions; groups with a retraction are folded row by row."""
 
     supports_retract = True
 
     def _aggregate(self, values, gids, n, retract):
-        if not retract.any():
+        return self.fold_arrival(values, gids, n, retract, None)
+
+    def fold_arrival(self, values: pa.Array, gids: np.ndarray, n: int, retract: np.ndarray,
+                     reversed_: np.ndarray | None) -> pa.Array:
+        """The rows in arrival order; ``reversed_`` marks inserts folded in with Java's
+        ``aggReversed`` (those losing their sequence group)."""
+        odd = retract if reversed_ is None else retract | reversed_
+        if not odd.any():
             return self._vector(values, gids, n)
         touched = np.zeros(n, dtype=bool)
-        touched[gids[retract]] = True
+        touched[gids[odd]] = True
         plain = ~touched[gids]
         out = self._vector(values.filter(pa.array(plain)), gids[plain], n)
         rows = np.flatnonzero(~plain)
@@ -99,7 +106,12 @@ class _FoldingAggregator(FieldAggregator):
                 if current is not None:
                     folded.append(acc)
                 acc, current = None, rgids[j]
-            acc = self._py_retract(acc, py[j]) if retract[row] else self._py_agg(acc, py[j])
+            if retract[row]:
+                acc = self._py_retract(acc, py[j])
+            elif reversed_ is not None and reversed_[row]:
+                acc = self._py_agg_reversed(acc, py[j])
+            else:
+                acc = self._py_agg(acc, py[j])
         folded.append(acc)
         groups = np.flatnonzero(touched)
         take = np.arange(n, dtype=np.int64)
@@ -110,6 +122,9 @@ class _FoldingAggregator(FieldAggregator):
     def _vector(self, values: pa.Array, gids: np.ndarray, n: int) -> pa.Array:
         raise NotImplementedError
 
+    def _py_agg_reversed(self, acc, value):
+        return self._py_agg(value, acc)
+
     def _py_agg(self, acc, value):
         raise NotImplementedError
 
@@ -117,7 +132,7 @@ class _FoldingAggregator(FieldAggregator):
         raise NotImplementedError
 
 
-class FieldCollectAgg(_FoldingAggregator):
+class FieldCollectAgg(FoldingAggregator):
     """All elements of the group's arrays in one array; with ``fields.<f>.distinct`` each element
     once. Null elements are kept; the result is null only if every array is null. A retraction
     removes one occurrence of each of its elements (Java's ``FieldCollectAgg``)."""
@@ -149,6 +164,9 @@ class FieldCollectAgg(_FoldingAggregator):
                 out.append(v)
         return out
 
+    def _py_agg_reversed(self, acc, value):  # Java's FieldCollectAgg appends either way
+        return self._py_agg(acc, value)
+
     def _py_retract(self, acc, value):
         if acc is None or not value:
             return acc
@@ -161,7 +179,7 @@ class FieldCollectAgg(_FoldingAggregator):
         return out
 
 
-class FieldMergeMapAgg(_FoldingAggregator):
+class FieldMergeMapAgg(FoldingAggregator):
     """The union of the group's maps, a later value winning for the same key; a retraction removes
     its keys (Java's ``FieldMergeMapAgg``). Null only if every map is null."""
 
@@ -190,7 +208,7 @@ class FieldMergeMapAgg(_FoldingAggregator):
         return [(k, v) for k, v in acc if k not in gone]
 
 
-class FieldNestedUpdateAgg(_FoldingAggregator):
+class FieldNestedUpdateAgg(FoldingAggregator):
     """An ARRAY<ROW> kept like a nested table (Java's ``FieldNestedUpdateAgg``).
 
     With ``fields.<f>.nested-key`` (row fields, comma separated) a later row replaces the earlier

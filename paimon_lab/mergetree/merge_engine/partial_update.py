@@ -11,6 +11,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_lab.utils.arrow import sort_indices_nulls_first
 from paimon_lab.errors import DataValidationError, OptionError
@@ -18,7 +19,8 @@ from paimon_lab.mergetree.aggregators import (FIELDS_PREFIX, FieldAggregator, ag
                                               bool_option, canonical_function, count_contributions,
                                               split_names)
 from paimon_lab.mergetree.aggregate_functions import create_field_aggregator
-from paimon_lab.mergetree.key_groups import KeyGroups, as_array, take_or_null, valid_mask
+from paimon_lab.mergetree.aggregators_nested import FoldingAggregator
+from paimon_lab.mergetree.key_groups import KeyGroups, as_array, segment_reduce, take_or_null, valid_mask
 from paimon_lab.core.key_value import DELETE, INSERT, SEQUENCE_NUMBER, VALUE_KIND
 from paimon_lab.mergetree.merge_engine.base import MergeFunction, inserts
 
@@ -115,10 +117,18 @@ class PartialUpdateMergeFunction(MergeFunction):
         cleared = winner
         if retract is not None and retract.any():
             cleared = np.where((winner >= 0) & retract[np.maximum(winner, 0)], -1, winner)
+        arrival = None
         for name in names:
             agg = group.aggregators.get(name)
             if agg is None:
                 out[name] = take_or_null(kv.column(name), winner if name in group.sequence_fields else cleared)
+            elif _folds_in_arrival_order(agg):
+                if arrival is None:
+                    arrival = _Arrival(groups.ids[rows], _wins(order, rows, seq_cols, gids, kv.num_rows),
+                                       np.zeros(len(rows), dtype=bool) if retract is None else retract[rows])
+                col = as_array(kv.column(name))
+                out[name] = arrival.fold(agg, col if len(rows) == kv.num_rows else col.take(pa.array(rows)),
+                                         groups.count)
             else:
                 out[name] = agg.aggregate(take_or_null(as_array(kv.column(name)), order), gids, groups.count,
                                           None if retract is None else retract[order])
@@ -137,6 +147,103 @@ class PartialUpdateMergeFunction(MergeFunction):
     def __repr__(self) -> str:
         return (f"PartialUpdateMergeFunction(ignore_delete={self.ignore_delete}, "
                 f"sequence_groups={self.sequence_groups})")
+
+
+def _folds_in_arrival_order(agg: FieldAggregator) -> bool:
+    """Functions whose result depends on the order Java folds them in (listagg with 'distinct'
+    keeps the sequence order)."""
+    return agg.name in ("last_value", "last_non_null_value", "first_value", "first_non_null_value") or (
+        agg.name == "listagg" and not getattr(agg, "distinct", False)) or isinstance(agg, FoldingAggregator)
+
+
+def _wins(order: np.ndarray, rows: np.ndarray, seq_cols: list[pa.Array], gids: np.ndarray,
+          num_rows: int) -> np.ndarray:
+    """For each taking-part row (``rows``, in arrival order): whether its sequence is at least every
+    earlier one of its key's (Java compares it with the merged row's sequence, which only grows)."""
+    n = len(order)
+    new = np.ones(n, dtype=bool)  # ``order`` is sorted by (key, sequence): a new rank where either changes
+    if n > 1:
+        new[1:] = gids[1:] != gids[:-1]
+        for col in seq_cols:
+            s = col.take(pa.array(order))
+            a, b = s.slice(1), s.slice(0, n - 1)
+            same = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False) | (
+                ~valid_mask(a) & ~valid_mask(b))
+            new[1:] |= ~same
+    position = np.empty(num_rows, dtype=np.int64)  # a row's place among ``rows``
+    position[rows] = np.arange(n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[position[order]] = np.cumsum(new)
+    return rank == np.maximum.accumulate(rank)  # key ranks grow with the key: no reset needed
+
+
+@dataclass
+class _Arrival:
+    """Java's fold of a sequence group's aggregated column, row by row in arrival order: an insert
+    whose sequence wins aggregates (``agg``), one that loses is folded in reversed
+    (``aggReversed``), and a retraction retracts whatever its sequence (``retractWithSequenceGroup``)."""
+
+    gids: np.ndarray
+    wins: np.ndarray
+    retract: np.ndarray
+
+    def _first_non_null(self, values: pa.Array, n: int, insert: np.ndarray) -> np.ndarray:
+        """Java's state: 'initialized' by the first winning non-null insert, or by a losing insert
+        after a losing non-null one (whose value it keeps); before that a losing insert sets the
+        value only while it is null, after it every losing insert sets it (null too)."""
+        at, big, gids = np.arange(len(values)), len(values), self.gids
+        valid = valid_mask(values)
+        win, lose = insert & self.wins, insert & ~self.wins
+
+        def first(mask):
+            return segment_reduce(np.minimum, np.where(mask, at, big), gids, n, big)
+
+        win_set = first(win & valid)
+        lose_set = first(lose & valid)
+        init = np.minimum(win_set, first(lose & (at > lose_set[gids])))
+        at_init = np.where(init == win_set, win_set, lose_set)
+        after = segment_reduce(np.maximum, np.where(lose & (at > init[gids]), at, -1), gids, n, -1)
+        return np.where(init < big, np.where(after >= 0, after, at_init), np.where(lose_set < big, lose_set, -1))
+
+    def _last(self, mask: np.ndarray, n: int) -> np.ndarray:
+        return segment_reduce(np.maximum, np.where(mask, np.arange(len(mask)), -1), self.gids, n, -1)
+
+    def fold(self, agg: FieldAggregator, values: pa.Array, n: int) -> pa.Array:
+        if not len(values):
+            return pa.nulls(n, values.type)
+        if isinstance(agg, FoldingAggregator):  # collect, merge_map, nested_update: row by row where it matters
+            keep = ~self.retract if agg.ignore_retract else np.ones(len(values), dtype=bool)
+            if keep.all():
+                return agg.fold_arrival(values, self.gids, n, self.retract, ~self.wins & ~self.retract)
+            return agg.fold_arrival(values.filter(pa.array(keep)), self.gids[keep], n, self.retract[keep],
+                                    (~self.wins & ~self.retract)[keep])
+        if agg.name in ("first_value", "listagg"):
+            # aggReversed of a monoid prepends: the fold is the function over the key's losing
+            # inserts, newest first, then its winning rows in arrival order
+            if self.wins.all():
+                return agg.aggregate(values, self.gids, n, self.retract)
+            at = np.arange(len(values))
+            java = np.lexsort((np.where(self.wins, at, -at), self.wins, self.gids))
+            return agg.aggregate(values.take(pa.array(java)), self.gids[java], n, self.retract[java])
+        if self.retract.any() and not agg.supports_retract and not agg.ignore_retract:
+            agg.refuse_retractions()
+        retract = self.retract & ~agg.ignore_retract  # an ignored retraction leaves the value
+        insert = ~self.retract
+        if agg.name == "first_non_null_value":
+            return take_or_null(values, self._first_non_null(values, n, insert))
+        if agg.name == "last_value":  # a winning insert sets the value, a retraction clears it
+            last = self._last((self.wins & insert) | retract, n)
+            return take_or_null(values, np.where((last >= 0) & retract[np.maximum(last, 0)], -1, last))
+        # last_non_null_value: a winning non-null insert sets it, a retraction of a non-null clears
+        # it, and a losing non-null insert fills it only while it is null
+        valid = valid_mask(values)
+        hard = valid & ((self.wins & insert) | retract)
+        last = self._last(hard, n)
+        if_set = (last >= 0) & ~retract[np.maximum(last, 0)]
+        after = np.arange(len(values)) > last[self.gids]
+        fill = segment_reduce(np.minimum, np.where(valid & insert & ~self.wins & after, np.arange(len(values)),
+                                                   len(values)), self.gids, n, len(values))
+        return take_or_null(values, np.where(if_set, last, np.where(fill < len(values), fill, -1)))
 
 
 def _last_non_null(col: pa.ChunkedArray | pa.Array, groups: KeyGroups, retract: np.ndarray | None = None):
