@@ -382,6 +382,22 @@ def test_decimal_sum_and_product():
         merge(s, [(1, None, Decimal("100.00")), (1, None, Decimal("100.00"))])
 
 
+
+def test_product_retraction_before_any_insert_and_rounding_as_java():
+    # Java's FieldProductAgg (1.1+, apache/paimon#4842; 0.9/1.0 made the retracted value the
+    # product): retracting from a null product leaves it null, so a key's leading retractions do
+    # not divide; a decimal quotient rounds HALF_UP (half away from zero)
+    dec = pa.decimal128(6, 2)
+    s = schema_of([("k", pa.int32()), ("p", pa.int64()), ("d", dec)],
+                  options={"merge-engine": "aggregation", "fields.p.aggregate-function": "product",
+                           "fields.d.aggregate-function": "product"})
+    rows = [(1, 2, Decimal("2.00")), (1, 3, Decimal("3.00")), (1, 2, Decimal("-8.00"))]
+    assert values(merge(s, rows, [D, I, D]), s) == [(1, 1, Decimal("-0.38"))]
+    rows = [(1, 1, Decimal("1.00")), (1, 8, Decimal("-8.00"))]
+    assert values(merge(s, rows, [I, D]), s) == [(1, 0, Decimal("-0.13"))]
+    assert values(merge(s, rows[:1] * 2, [D, D]), s) == [(1, None, None)]
+
+
 # ---------------------------------------------------------------- option errors
 
 @pytest.mark.parametrize("col_type,function", [
@@ -503,7 +519,7 @@ def model_aggregate(function, items, column, options, arrow_type):
     if function == "product":
         num = den = None
         for v, r in items:
-            if v is None:
+            if v is None or (r and num is None):  # a retraction of a null product leaves it null
                 continue
             if r:
                 den = v if den is None else den * v

@@ -135,13 +135,24 @@ class FieldSumAgg(FieldAggregator):
 class FieldProductAgg(FieldAggregator):
     """Product of non-null values; retractions divide (product of inserts / product of retracts).
 
-    Integer division truncates toward zero, as in Java; integer products wrap around like Java's.
+    As Java's ``FieldProductAgg``, a retraction that comes before the key's first non-null insert
+    meets a null product and leaves it null. Integer division truncates toward zero, as in Java;
+    integer products wrap around like Java's; a decimal quotient is rounded half away from zero
+    (Java's ``HALF_UP``).
     """
 
     name, types, supports_retract = "product", frozenset(_NUMERIC), True
 
     def _aggregate(self, values, gids, n, retract):
         t, work = values.type, _widen(values)
+        if retract.any():   # rows are in merge order within each group
+            pos = np.arange(len(values))
+            first = segment_reduce(np.minimum, np.where(~retract & valid_mask(values), pos, len(values)),
+                                   gids, n, len(values))
+            early = retract & (pos < first[gids])
+            if early.any():
+                keep = ~early
+                work, gids, retract = work.filter(pa.array(keep)), gids[keep], retract[keep]
         if not retract.any():
             return self._fit(hash_aggregate(work, gids, n, "product"), t)
         ins = ~retract
@@ -164,7 +175,7 @@ class FieldProductAgg(FieldAggregator):
                 a, b = self._fit(a, t), self._fit(b, t)
                 if t.precision <= 37:  # Arrow's quotient needs precision 2p + 1 <= 76
                     wide = pa.decimal256(t.precision, t.scale)
-                    q = pc.round(pc.divide(a.cast(wide), b.cast(wide)), t.scale, round_mode="half_up")
+                    q = pc.round(pc.divide(a.cast(wide), b.cast(wide)), t.scale, round_mode="half_towards_infinity")
                 else:  # DECIMAL(38, s): divide approximately
                     q = pc.divide(a.cast(pa.float64()), b.cast(pa.float64()))
             else:
