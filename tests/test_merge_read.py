@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from paimon_lab import SchemaChange as C
 from paimon_lab.mergetree import reader as merge_read
+from paimon_lab.operation import split_read
 from paimon_lab.mergetree import shadowed
 from paimon_lab.core.predicate import Leaf, col, filter_table, match_mask, parse_filter
 
@@ -38,7 +39,7 @@ def kv_rows(keys, v, s=None, schema=KV):
 def slow(table, **kwargs):
     """The same read through the general merge (every column sorted and merged)."""
     mp = pytest.MonkeyPatch()
-    mp.setattr(merge_read, "supports_fast_merge", lambda fn: False)
+    mp.setattr(split_read, "supports_fast_merge", lambda fn: False)  # the name the read path calls
     try:
         return table.to_arrow(**kwargs)
     finally:

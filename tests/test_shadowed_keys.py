@@ -16,6 +16,8 @@ from paimon_lab.core import types as T
 from paimon_lab.mergetree import reader as merge_read
 from paimon_lab.mergetree import shadowed
 
+from tests.test_merge_read import slow
+
 KV = pa.schema([("k", pa.int64()), ("v", pa.float64()), ("s", pa.string())])
 
 
@@ -28,15 +30,6 @@ def rows(keys, tag, schema=KV):
     keys = list(keys)
     return pa.table({"k": pa.array(keys, schema.field("k").type), "v": pa.array([1.0] * len(keys)),
                      "s": [f"{tag}{k}" for k in keys]})
-
-
-def slow(table, **kwargs):
-    mp = pytest.MonkeyPatch()
-    mp.setattr(merge_read, "supports_fast_merge", lambda fn: False)
-    try:
-        return table.to_arrow(**kwargs)
-    finally:
-        mp.undo()
 
 
 @pytest.fixture
