@@ -93,14 +93,18 @@ class TableRead:
         keys = set(self.schema.partition_keys) & set(needed)
         if not keys:
             return {}, self.predicate
-        found = self._partitions.get(split.partition)
-        if found is None:
-            found = self._partitions[split.partition] = self._decide_partition(split.partition)
-        values, predicate, mixed = found
+        values, predicate, mixed = self._decided(split.partition)
         constants = {k: values[k] for k in needed if k in keys and k not in mixed}
         if constants and all(c in constants for c in needed):
             constants.pop(next(iter(constants)))
         return constants, predicate
+
+    def _decided(self, partition: bytes) -> tuple[dict, Predicate | None | bool, set]:
+        """:meth:`_decide_partition` of ``partition``, once per read."""
+        found = self._partitions.get(partition)
+        if found is None:
+            found = self._partitions[partition] = self._decide_partition(partition)
+        return found
 
     def _decide_partition(self, partition: bytes) -> tuple[dict, Predicate | None | bool, set]:
         """(partition values, the filter for this partition's files, partition columns it still needs)."""
@@ -192,9 +196,7 @@ class TableRead:
         predicate = self.predicate
         if predicate is not None and self.schema.partition_keys:
             # conjuncts on partition columns hold for every row of the bucket, or for none
-            if split.partition not in self._partitions:
-                self._partitions[split.partition] = self._decide_partition(split.partition)
-            predicate = self._partitions[split.partition][1]
+            predicate = self._decided(split.partition)[1]
             if predicate is False:
                 return pa.schema([t.schema.arrow_schema().field(n) for n in needed]).empty_table()
         if t.schema.core.get("deletion-vectors.enabled"):
