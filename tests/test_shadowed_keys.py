@@ -191,7 +191,7 @@ def _fake(keys, lo_seq, hi_seq):
 
 def test_sequence_order_and_unsorted_keys():
     def gone(*readers):
-        return shadowed.covered_runs(list(readers), ["_KEY_k"], [T.atomic("BIGINT")], [])
+        return shadowed.covered_runs(list(readers), ["_KEY_k"], [T.atomic("BIGINT")])
 
     assert gone(_fake(range(10), 0, 9), _fake(range(10), 10, 19)) == {0}
     # sequence ranges that overlap prove nothing, in either order

@@ -505,8 +505,7 @@ class MergeReader:
                 for i in sorted(shadowed_runs([r.meta for r in readers], lambda i: readers[i].key_chunks()),
                                 reverse=True):
                     readers.pop(i).close()
-                constant = [KEY_PREFIX + n for n in self.constants]
-                for i in sorted(covered_runs(readers, self.key_columns, self.layout.key_types, constant), reverse=True):
+                for i in sorted(covered_runs(readers, self.key_columns, self.layout.key_types), reverse=True):
                     readers.pop(i).close()
             if not readers:
                 return self._empty(needed)

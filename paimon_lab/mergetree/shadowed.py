@@ -96,15 +96,14 @@ def shadowed_runs(files: Sequence[DataFileMeta], chunks: Callable[[int], KeyChun
     return gone
 
 
-def covered_runs(readers: Sequence, key_columns: Sequence[str], key_types: Sequence,
-                 constant: Sequence[str]) -> set[int]:
+def covered_runs(readers: Sequence, key_columns: Sequence[str], key_types: Sequence) -> set[int]:
     """Indices of ``readers`` (``KVFileReader`` of one bucket's files, merge order) whose every key
     is held by files whose sequence numbers are all higher: their rows never win a deduplicating
-    merge (no ``sequence.field``, deletes not ignored). Key columns named in ``constant`` hold one
-    value per bucket (partition keys); the single other key column must be integer, date or
-    timestamp, else nothing is dropped. Files whose key ranges (file metadata) are apart are never
-    compared; one file's keys are decoded only when enough newer rows overlap it."""
-    varying = [c for c in key_columns if c not in constant]
+    merge (no ``sequence.field``, deletes not ignored). The files' key (the primary key without
+    the partition keys) must be one integer, date or timestamp column, else nothing is dropped.
+    Files whose key ranges (file metadata) are apart are never compared; one file's keys are
+    decoded only when enough newer rows overlap it."""
+    varying = list(key_columns)
     if len(readers) < 2 or len(varying) != 1:
         return set()
     files = [r.meta for r in readers]
