@@ -66,12 +66,13 @@ class TableSchema:
     def trimmed_primary_keys(self) -> list[str]:
         return [k for k in self.primary_keys if k not in self.partition_keys]
 
-    def arrow_schema(self) -> pa.Schema:
+    def arrow_schema(self, columns: Sequence[str] | None = None) -> pa.Schema:
+        """The table's Arrow schema, or the schema of ``columns`` (in that order)."""
         cached = self.__dict__.get("_arrow_schema")  # built once: reads ask for it per file and column
         if cached is None:
             cached = T.arrow_schema(self.fields)
             object.__setattr__(self, "_arrow_schema", cached)
-        return cached
+        return cached if columns is None else pa.schema([cached.field(c) for c in columns])
 
     # ---------------------------------------------------------------- display
     def __repr__(self) -> str:

@@ -531,7 +531,7 @@ class MergeReader:
                 r.close()
 
     def _empty(self, needed: Sequence[str]) -> pa.Table:
-        return pa.schema([self.store.schema.arrow_schema().field(n) for n in needed]).empty_table()
+        return self.store.schema.arrow_schema(needed).empty_table()
 
     def _assemble(self, parts: list[pa.Table], needed: Sequence[str]) -> pa.Table:
         """Concatenate parts (layout-typed columns) and name them as the table's columns; the
@@ -554,7 +554,7 @@ class MergeReader:
                 if pa.types.is_dictionary(column.type):  # codes read by KVFileReader.read: strings only now
                     column = column.cast(column.type.value_type)
                 columns.append(column)
-        return pa.Table.from_arrays(columns, schema=pa.schema([schema.field(n) for n in needed]))
+        return pa.Table.from_arrays(columns, schema=self.store.schema.arrow_schema(needed))
 
     def _read_disjoint(self, readers: list[KVFileReader], needed: list[str],
                        key_pred: "Predicate | None") -> pa.Table:

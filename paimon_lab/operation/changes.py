@@ -35,7 +35,7 @@ def changes(store: "FileStore", start_snapshot: int, end_snapshot: int | None = 
 
 def changes_schema(store: "FileStore", names: Sequence[str]) -> pa.Schema:
     return pa.schema([pa.field("rowkind", pa.string(), nullable=False)] +
-                     [store.schema.arrow_schema().field(c) for c in names])
+                     list(store.schema.arrow_schema(names)))
 
 
 def snapshot_changes(store: "FileStore", snap: Snapshot, columns: Sequence[str] | None = None) -> pa.Table:

@@ -37,8 +37,7 @@ class TableRead:
         self.store = store
         self.schema: TableSchema = store.schema
         self.columns = list(columns) if columns is not None else self.schema.field_names
-        schema = self.schema.arrow_schema()
-        self.output_schema = pa.schema([schema.field(c) for c in self.columns])
+        self.output_schema = self.schema.arrow_schema(self.columns)
         self.defaults = field_default_values(self.schema)
         self.final_predicate, self.final_limit = None, None
         if self.defaults and predicate is not None and predicate.columns() & set(self.defaults):
@@ -58,8 +57,7 @@ class TableRead:
         if self.predicate is not None:
             needed += [c for c in sorted(self.predicate.columns()) if c not in needed]
         if self.predicate is not None and not self._index_may_match(split, file):
-            return self.output_schema.empty_table().select(needed) if set(needed) <= set(self.columns) else \
-                pa.schema([self.schema.arrow_schema().field(c) for c in needed]).empty_table()
+            return self.schema.arrow_schema(needed).empty_table()
         dv = self._deletion_vector(split, file)
         if dv is not None:
             rows = self.read_file_rows(split, file, needed)
@@ -198,7 +196,7 @@ class TableRead:
             # conjuncts on partition columns hold for every row of the bucket, or for none
             predicate = self._decided(split.partition)[1]
             if predicate is False:
-                return pa.schema([t.schema.arrow_schema().field(n) for n in needed]).empty_table()
+                return t.schema.arrow_schema(needed).empty_table()
         if t.schema.core.get("deletion-vectors.enabled"):
             # Every key lives once above level 0; older versions are masked by deletion vectors.
             _, dvs = t.deletion_vectors_at(split.snapshot or split.snapshot_id).get((split.partition, split.bucket), (None, {}))
