@@ -5,8 +5,15 @@ import tempfile
 
 import pyarrow as pa
 import pytest
+from hypothesis import settings
 
 from paimon_lab import Catalog
+
+# Property tests draw new examples on every run, except in CI (.ci/run sets HYPOTHESIS_PROFILE=ci):
+# there the examples are derived from each test's name, so a red CI is reproducible and is never
+# a rare draw that happened to come up.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 # Decoded manifests go to a disk cache (paimon_lab.io.disk_cache): the tests' own, not the user's.
 if "PAIMON_LAB_CACHE_DIR" not in os.environ:
