@@ -1143,6 +1143,27 @@ def test_script_error_points_into_the_script(s):
     assert err.excerpt().split("\n") == ["3 | SELECT k", "4 |   FROM t WHERE k IN (1,", "  |                       ^"]
 
 
+def test_values_rows_of_mixed_types_cast_each_value_to_its_column(s):
+    """DuckDB types a VALUES list as a whole: a number in one row and a string in another do not
+    unify. Each value is then cast to its own column, as a one-row VALUES would be."""
+    s.run("CREATE TABLE t (k INT, dt STRING, amount DOUBLE, n BIGINT)")
+    with pytest.raises(SqlError) as e:  # DuckDB alone: "Cannot combine types VARCHAR and DECIMAL(2,1)"
+        s.execute("INSERT INTO t VALUES (1, 'a', 'ten', 1), (2, 'b', 1.5, 2)")
+    err = e.value
+    assert err.reason == ("Conversion Error: Could not convert string 'ten' to DOUBLE for column amount "
+                          "(row 1 of the rows written)")
+    assert (err.line, err.column) == (1, 31)  # at 'ten'
+    with pytest.raises(SqlError) as e:  # DuckDB alone: "to INT", the type of the first row's 10
+        s.execute("INSERT INTO t (k, n) VALUES (1, 10), (2, 'x'), (3, 'y')")
+    assert e.value.reason == ("Conversion Error: Could not convert string 'x' to BIGINT for column n "
+                              "(row 2 of the rows written)")
+    assert s.execute("SELECT count(*) AS c FROM t").column("c").to_pylist() == [0]
+    s.execute("INSERT INTO t VALUES (1, 'a', '20', 7), (2, 'b', 10.5, '8'), (3, NULL, NULL, NULL)")
+    assert s.execute("SELECT * FROM t ORDER BY k").to_pylist() == [
+        {"k": 1, "dt": "a", "amount": 20.0, "n": 7}, {"k": 2, "dt": "b", "amount": 10.5, "n": 8},
+        {"k": 3, "dt": None, "amount": None, "n": None}]
+
+
 def test_cast_error_names_our_column_and_type(s):
     s.run("CREATE TABLE t (k INT, v STRING, amount BIGINT, d DECIMAL(10, 2))")
     with pytest.raises(SqlError) as e:
