@@ -430,6 +430,15 @@ def test_live_tail_left_open_at_exit_says_nothing(tmp_path):
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("missing", ["plotly", "ipywidgets", "anywidget"])
+def test_widgets_without_the_notebook_extra_name_it(missing):
+    code = (f"import sys; sys.modules[{missing!r}] = None\n"
+            "try:\n    import paimon_lab.widgets\nexcept ImportError as e:\n    print(e)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120).stdout
+    assert f"({missing} is missing)" in out and "pip install 'paimon-lab[notebook]'" in out, out
+
+
 # ---------------------------------------------------------------------------------- progress
 
 def test_progress_is_a_no_op_for_small_work():
