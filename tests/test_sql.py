@@ -1143,6 +1143,18 @@ def test_script_error_points_into_the_script(s):
     assert err.excerpt().split("\n") == ["3 | SELECT k", "4 |   FROM t WHERE k IN (1,", "  |                       ^"]
 
 
+def test_missing_table_suggests_the_nearest_name(s):
+    s.run("CREATE TABLE orders (k INT); CREATE TABLE Users (k INT)")
+    with pytest.raises(SqlError) as e:
+        s.execute("SELECT * FROM ordres")
+    assert e.value.reason == "Table 'paimon.default.ordres' does not exist; did you mean 'orders'?"
+    with pytest.raises(SqlError, match=r"did you mean 'Users'\?"):
+        s.execute("SELECT * FROM users")
+    with pytest.raises(SqlError) as e:  # nothing near: no hint
+        s.execute("SELECT * FROM nope")
+    assert e.value.reason == "Table 'paimon.default.nope' does not exist"
+
+
 def test_values_rows_of_mixed_types_cast_each_value_to_its_column(s):
     """DuckDB types a VALUES list as a whole: a number in one row and a string in another do not
     unify. Each value is then cast to its own column, as a one-row VALUES would be."""
