@@ -1264,6 +1264,17 @@ def test_materialized_refresh_cli_refreshes_only_due_tables(wh):
     assert out.returncode == 2 and "not a materialized table" in out.stderr
 
 
+@pytest.mark.parametrize("argv0, prog", [("/usr/bin/paimon-lab-refresh", "paimon-lab-refresh"),
+                                          ("/x/paimon_lab/sql/materialized.py", "python -m paimon_lab.sql.materialized")])
+def test_materialized_refresh_usage_names_how_it_was_run(monkeypatch, capsys, argv0, prog):
+    from paimon_lab.sql.materialized import main
+
+    monkeypatch.setattr("sys.argv", [argv0, "--help"])
+    with pytest.raises(SystemExit):
+        main()
+    assert capsys.readouterr().out.startswith(f"usage: {prog} ")
+
+
 def test_materialized_refresh_loop_sleeps_until_the_next_table_is_due(wh):
     """--loop waits until the earliest ACTIVATED table falls due (bounded by --max-sleep); suspended
     tables do not shorten the wait."""
