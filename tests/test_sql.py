@@ -1143,6 +1143,20 @@ def test_script_error_points_into_the_script(s):
     assert err.excerpt().split("\n") == ["3 | SELECT k", "4 |   FROM t WHERE k IN (1,", "  |                       ^"]
 
 
+def test_count_and_min_max_from_metadata_read_the_tables_scan_options(s):
+    """count(*), min and max answered from the manifests take the snapshot the table's own
+    'scan.*' options choose, as its rows do."""
+    s.run("CREATE TABLE t (k INT, v STRING); INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (2, 'b'), (3, 'c')")
+    s.run("ALTER TABLE t SET ('scan.snapshot-id' = '1')")
+    assert s.execute("SELECT * FROM t").to_pylist() == [{"k": 1, "v": "a"}]
+    assert s.execute("SELECT count(*) AS n, min(k) AS lo, max(k) AS hi FROM t").to_pylist() == [
+        {"n": 1, "lo": 1, "hi": 1}]
+    assert s.last_scans[0].metadata  # still answered from the manifests
+    s.run("ALTER TABLE t RESET ('scan.snapshot-id'); ALTER TABLE t SET ('incremental-between' = '1,2')")
+    assert s.execute("SELECT count(*) AS n, min(k) AS lo, max(k) AS hi FROM t").to_pylist() == [
+        {"n": 2, "lo": 2, "hi": 3}]
+
+
 def test_missing_table_suggests_the_nearest_name(s):
     s.run("CREATE TABLE orders (k INT); CREATE TABLE Users (k INT)")
     with pytest.raises(SqlError) as e:
