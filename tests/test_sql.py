@@ -1157,6 +1157,13 @@ def test_count_and_min_max_from_metadata_read_the_tables_scan_options(s):
         {"n": 2, "lo": 2, "hi": 3}]
 
 
+def test_unix_timestamp_as_flink_has_it(s):
+    before = int(time.time())
+    row = s.execute("SELECT UNIX_TIMESTAMP() AS now, UNIX_TIMESTAMP('2024-01-01 00:00:01') AS t").to_pylist()[0]
+    assert before - 1 <= row["now"] <= time.time() + 1 and row["t"] == 1704067201
+    assert s.execute("SELECT UNIX_TIMESTAMP() AS now").schema.field("now").type == pa.int64()
+
+
 def test_missing_table_suggests_the_nearest_name(s):
     s.run("CREATE TABLE orders (k INT); CREATE TABLE Users (k INT)")
     with pytest.raises(SqlError) as e:
