@@ -1157,6 +1157,20 @@ def test_count_and_min_max_from_metadata_read_the_tables_scan_options(s):
         {"n": 2, "lo": 2, "hi": 3}]
 
 
+def test_alter_table_drop_partition(s):
+    s.run("CREATE TABLE t (k INT, dt STRING, h INT) PARTITIONED BY (dt, h);"
+          "INSERT INTO t VALUES (1, 'a', 1), (2, 'a', 2), (3, 'b', 1), (4, 'c', 1)")
+    s.run("ALTER TABLE t DROP PARTITION (dt = 'a', h = 1)")  # Flink's and Spark's syntax
+    assert q(s, "SELECT k FROM t ORDER BY k") == [(2,), (3,), (4,)]
+    s.run("ALTER TABLE t DROP IF EXISTS PARTITION (`dt` = 'b'), PARTITION (dt = 'zz', h = 1)")
+    assert q(s, "SELECT k FROM t ORDER BY k") == [(2,), (4,)]
+    assert q(s, "SELECT commit_kind FROM `t$snapshots` ORDER BY snapshot_id") == [
+        ("APPEND",), ("OVERWRITE",), ("OVERWRITE",)]
+    with pytest.raises(SqlError, match=r"'k' is not a partition column of default.t"):
+        s.execute("ALTER TABLE t DROP PARTITION (k = 2)")
+    assert q(s, "SELECT count(*) FROM t") == [(2,)]
+
+
 def test_unix_timestamp_as_flink_has_it(s):
     before = int(time.time())
     row = s.execute("SELECT UNIX_TIMESTAMP() AS now, UNIX_TIMESTAMP('2024-01-01 00:00:01') AS t").to_pylist()[0]
