@@ -1157,6 +1157,14 @@ def test_count_and_min_max_from_metadata_read_the_tables_scan_options(s):
         {"n": 2, "lo": 2, "hi": 3}]
 
 
+def test_array_index_counts_from_one_as_in_flink(s):
+    s.run("CREATE TABLE t (k INT, a ARRAY<INT>, m MAP<INT, STRING>);"
+          "INSERT INTO t VALUES (1, ARRAY[10, 20, 30], MAP[1, 'one', 2, 'two'])")
+    assert q(s, "SELECT a[1], a[k + 1], m[1], m[2] FROM t") == [(10, 20, "one", "two")]
+    s.run("UPDATE t SET k = a[3] WHERE a[1] = 10")
+    assert q(s, "SELECT k FROM t") == [(30,)]
+
+
 def test_alter_table_drop_partition(s):
     s.run("CREATE TABLE t (k INT, dt STRING, h INT) PARTITIONED BY (dt, h);"
           "INSERT INTO t VALUES (1, 'a', 1), (2, 'a', 2), (3, 'b', 1), (4, 'c', 1)")
