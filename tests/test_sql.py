@@ -1157,6 +1157,15 @@ def test_count_and_min_max_from_metadata_read_the_tables_scan_options(s):
         {"n": 2, "lo": 2, "hi": 3}]
 
 
+def test_missing_comma_between_columns_is_named(s):
+    with pytest.raises(SqlError, match=r"is a ',' missing after 'STRING'\?") as e:
+        s.execute("CREATE TABLE ap (\n  dt STRING\n  order_id BIGINT,\n  amount INT\n) PARTITIONED BY (dt)")
+    assert (e.value.line, e.value.column) == (2, 6)
+    with pytest.raises(SqlError) as e:  # a bad type on one line: no such hint
+        s.execute("CREATE TABLE ap (dt STRIN, k INT)")
+    assert "missing" not in e.value.reason
+
+
 def test_array_index_counts_from_one_as_in_flink(s):
     s.run("CREATE TABLE t (k INT, a ARRAY<INT>, m MAP<INT, STRING>);"
           "INSERT INTO t VALUES (1, ARRAY[10, 20, 30], MAP[1, 'one', 2, 'two'])")
