@@ -439,6 +439,15 @@ def test_widgets_without_the_notebook_extra_name_it(missing):
     assert f"({missing} is missing)" in out and "pip install 'paimon-lab[notebook]'" in out, out
 
 
+def test_snapshot_diff_refuses_a_point_that_is_not_there(pk_table):
+    from paimon_lab.errors import SnapshotNotExistError, TagNotExistError
+
+    with pytest.raises(SnapshotNotExistError, match=r"Snapshot 99 does not exist \(snapshots: 1, 2, 3\)"):
+        SnapshotDiff(pk_table, 1, 99)  # was a diff of 1 and the latest, said nowhere
+    with pytest.raises(TagNotExistError, match="Tag 'nope' does not exist"):
+        SnapshotDiff(pk_table, "nope", 2)
+
+
 # ---------------------------------------------------------------------------------- progress
 
 def test_progress_is_a_no_op_for_small_work():
