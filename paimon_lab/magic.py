@@ -410,8 +410,9 @@ def _run_spark(text: str, arrow: bool = False) -> Any:
         from paimon_lab.spark.env import WorkerEnvironmentError, python_error
         from pyspark.sql import SparkSession
     except ImportError as e:
+        reason = str(e) if "paimon-lab[spark]" in str(e) else f"{e}; pip install 'paimon-lab[spark]'"
         raise PaimonMagicError(f"--engine spark needs PySpark and paimon_lab.spark, which cannot be imported here "
-                               f"({e})") from None
+                               f"({reason})") from None
     session = sql_module.default_session()
     entry = session.catalogs.get(session.current.catalog)
     warehouse = entry.catalog.warehouse if getattr(entry, "kind", None) == "paimon" else None

@@ -235,6 +235,11 @@ class Table:
         """The number of rows :meth:`to_arrow` would return. Answered from the manifests' row
         counts, without opening a data file, when the filter is on partition columns only and no
         rows need merging (see :mod:`paimon_lab.operation.count`); else by reading one column."""
+        if snapshot_id is None and tag is None and timestamp_millis is None:
+            target = table_scan_target(self.store)
+            if target.incremental is not None:
+                return self._incremental(target.incremental, [self.schema.field_names[0]], filter, None).num_rows
+            snapshot_id, tag, timestamp_millis = target.snapshot_id, target.tag, target.timestamp_millis
         snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
         if snap is None:
             return 0
@@ -255,15 +260,22 @@ class Table:
         for c in names:
             if c not in self.schema.field_names:
                 raise SchemaError(f"Column '{c}' does not exist; columns are {self.schema.field_names}")
-        snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
-        if snap is None:
-            return {c: MinMax(None, None) for c in names}
-        predicate = self._predicate(filter)
-        got = metadata_min_max(self.store, snap, names, predicate)
-        if got is not None:
-            return got
-        rows = read_table(self.store, names, predicate, snapshot_id=snap.id if tag is None else None, tag=tag,
-                          timestamp_millis=None)
+        rows = None
+        if snapshot_id is None and tag is None and timestamp_millis is None:
+            target = table_scan_target(self.store)
+            if target.incremental is not None:
+                rows = self._incremental(target.incremental, names, filter, None)
+            snapshot_id, tag, timestamp_millis = target.snapshot_id, target.tag, target.timestamp_millis
+        if rows is None:
+            snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+            if snap is None:
+                return {c: MinMax(None, None) for c in names}
+            predicate = self._predicate(filter)
+            got = metadata_min_max(self.store, snap, names, predicate)
+            if got is not None:
+                return got
+            rows = read_table(self.store, names, predicate, snapshot_id=snap.id if tag is None else None, tag=tag,
+                              timestamp_millis=None)
         out = {}
         for c in names:
             mm = pc.min_max(rows.column(c))

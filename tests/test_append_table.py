@@ -143,6 +143,8 @@ def test_filter_errors(catalog, sample_schema):
         t.to_arrow(filter="id = = 1")
     with pytest.raises(FilterError, match="cannot be compared"):
         t.to_arrow(filter="id = 'abc'")
+    with pytest.raises(FilterError, match=r"double quotes name a column: write a string value in single quotes"):
+        t.to_arrow(filter='id = "abc"')
     with pytest.raises(SchemaError, match="Column 'zzz'"):
         t.to_arrow(columns=["zzz"])
 

@@ -54,6 +54,22 @@ def jdbc(db_uri, key, tmp_path):
 
 # --------------------------------------------------------------------------- databases
 
+def test_catalog_factory_takes_metastore_jdbc(tmp_path):
+    """Catalog(wh, options={'metastore': 'jdbc', ...}) is the JDBC catalog (it was a filesystem
+    catalog: the option ignored), as 'metastore' = 'hive' is the Hive one; others are refused."""
+    uri = f"sqlite:///{tmp_path}/catalog.db"
+    cat = Catalog(str(tmp_path / "wh"), options={"metastore": "jdbc", "uri": uri, "catalog-key": "ck"})
+    assert isinstance(cat, JdbcCatalog) and cat.catalog_key == "ck"
+    cat.create_database("db")
+    cat.create_table("db.t", pa.schema([("k", pa.int64())])).write(pa.table({"k": [1]}))
+    cat.close()
+    assert JdbcCatalog(uri, str(tmp_path / "wh"), catalog_key="ck").list_tables("db") == ["t"]
+    with pytest.raises(CatalogError, match="not a lock object"):
+        Catalog(str(tmp_path / "wh"), options={"metastore": "jdbc", "uri": uri}, lock=object())
+    with pytest.raises(CatalogError, match="Unknown metastore 'glue'"):
+        Catalog(str(tmp_path / "wh"), options={"metastore": "glue"})
+
+
 def test_databases(jdbc, db_uri, key, tmp_path):
     assert jdbc.list_databases() == []
     jdbc.create_database("db")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import pandas as pd
 import pyarrow as pa
@@ -108,8 +111,24 @@ def test_engine_spark_without_spark(fresh):
     except ImportError:
         res = fresh.run_cell("%%paimon --engine spark\nSELECT 1")
         assert not res.success and "--engine spark needs PySpark" in str(res.error_in_exec)
+        assert "pip install 'paimon-lab[spark]'" in str(res.error_in_exec)
     else:
         pytest.skip("PySpark is installed: the Spark path is tested with paimon_lab.spark")
+
+
+def test_without_pyspark_the_spark_extra_is_named():
+    """As a core or [notebook] install sees it: PySpark not importable."""
+    code = ("import sys; sys.modules['pyspark'] = None\n"
+            "try:\n    import paimon_lab.spark\nexcept ImportError as e:\n    print('import:', e)\n"
+            "from IPython.core.interactiveshell import InteractiveShell\n"
+            "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'paimon_lab')\n"
+            "print('magic:', ip.run_cell('%%paimon --engine spark\\nSELECT 1').error_in_exec)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120).stdout
+    assert "import: paimon_lab.spark needs PySpark >= 4.1" in out and "pip install 'paimon-lab[spark]'" in out, out
+    magic = next(line for line in out.splitlines() if line.startswith("magic:"))
+    assert "--engine spark needs PySpark" in magic and magic.count("pip install 'paimon-lab[spark]'") == 1, out
 
 
 def test_load_ext_by_module_name(ip):

@@ -104,6 +104,7 @@ def test_snapshot_json_roundtrip_of_seed_example():
     ({"target-file-size": "lots"}, "memory size"),
     ({"snapshot.time-retained": "1 fortnight"}, "duration"),
     ({"write-only": "yes"}, "boolean"),
+    ({"bucket": "2", "bucket-key": ["id"]}, r"Option 'bucket-key' takes a string \(a list as 'a,b'\).*not list \['id'\]"),
 ])
 def test_bad_options(catalog, sample_schema, options, match):
     with pytest.raises(OptionError, match=match):

@@ -328,6 +328,7 @@ def b_scan_snapshot_id(tmp_path):
     t.alter(SchemaChange.set_option("scan.snapshot-id", "2"))
     assert _ids(t) == [1, 2] and _ids(t, snapshot_id=1) == [1]
     assert sum(s.row_count for s in t.plan() for s in s.files) == 2
+    assert t.count() == 2 and t.min_max("id")["id"] == (1, 2)  # the rows to_arrow() reads
 
 
 def b_scan_tag_name(tmp_path):
@@ -335,6 +336,7 @@ def b_scan_tag_name(tmp_path):
     t.create_tag("first", 1)
     t.alter(SchemaChange.set_option("scan.tag-name", "first"))
     assert _ids(t) == [1]
+    assert t.count() == 1 and t.min_max("id")["id"] == (1, 1)
 
 
 def b_scan_version(tmp_path):
@@ -367,6 +369,7 @@ def b_incremental_between(tmp_path):
     t.alter(SchemaChange.set_option("incremental-between", "1,3"))
     assert _ids(t) == [2, 3]
     assert _ids(t, snapshot_id=1) == [1]
+    assert t.count() == 2 and t.count(filter="id > 2") == 1 and t.min_max("id")["id"] == (2, 3)
 
 
 def _pk(tmp_path, **options):

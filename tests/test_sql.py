@@ -1143,6 +1143,91 @@ def test_script_error_points_into_the_script(s):
     assert err.excerpt().split("\n") == ["3 | SELECT k", "4 |   FROM t WHERE k IN (1,", "  |                       ^"]
 
 
+def test_count_and_min_max_from_metadata_read_the_tables_scan_options(s):
+    """count(*), min and max answered from the manifests take the snapshot the table's own
+    'scan.*' options choose, as its rows do."""
+    s.run("CREATE TABLE t (k INT, v STRING); INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (2, 'b'), (3, 'c')")
+    s.run("ALTER TABLE t SET ('scan.snapshot-id' = '1')")
+    assert s.execute("SELECT * FROM t").to_pylist() == [{"k": 1, "v": "a"}]
+    assert s.execute("SELECT count(*) AS n, min(k) AS lo, max(k) AS hi FROM t").to_pylist() == [
+        {"n": 1, "lo": 1, "hi": 1}]
+    assert s.last_scans[0].metadata  # still answered from the manifests
+    s.run("ALTER TABLE t RESET ('scan.snapshot-id'); ALTER TABLE t SET ('incremental-between' = '1,2')")
+    assert s.execute("SELECT count(*) AS n, min(k) AS lo, max(k) AS hi FROM t").to_pylist() == [
+        {"n": 2, "lo": 2, "hi": 3}]
+
+
+def test_missing_comma_between_columns_is_named(s):
+    with pytest.raises(SqlError, match=r"is a ',' missing after 'STRING'\?") as e:
+        s.execute("CREATE TABLE ap (\n  dt STRING\n  order_id BIGINT,\n  amount INT\n) PARTITIONED BY (dt)")
+    assert (e.value.line, e.value.column) == (2, 6)
+    with pytest.raises(SqlError) as e:  # a bad type on one line: no such hint
+        s.execute("CREATE TABLE ap (dt STRIN, k INT)")
+    assert "missing" not in e.value.reason
+
+
+def test_array_index_counts_from_one_as_in_flink(s):
+    s.run("CREATE TABLE t (k INT, a ARRAY<INT>, m MAP<INT, STRING>);"
+          "INSERT INTO t VALUES (1, ARRAY[10, 20, 30], MAP[1, 'one', 2, 'two'])")
+    assert q(s, "SELECT a[1], a[k + 1], m[1], m[2] FROM t") == [(10, 20, "one", "two")]
+    s.run("UPDATE t SET k = a[3] WHERE a[1] = 10")
+    assert q(s, "SELECT k FROM t") == [(30,)]
+
+
+def test_alter_table_drop_partition(s):
+    s.run("CREATE TABLE t (k INT, dt STRING, h INT) PARTITIONED BY (dt, h);"
+          "INSERT INTO t VALUES (1, 'a', 1), (2, 'a', 2), (3, 'b', 1), (4, 'c', 1)")
+    s.run("ALTER TABLE t DROP PARTITION (dt = 'a', h = 1)")  # Flink's and Spark's syntax
+    assert q(s, "SELECT k FROM t ORDER BY k") == [(2,), (3,), (4,)]
+    s.run("ALTER TABLE t DROP IF EXISTS PARTITION (`dt` = 'b'), PARTITION (dt = 'zz', h = 1)")
+    assert q(s, "SELECT k FROM t ORDER BY k") == [(2,), (4,)]
+    assert q(s, "SELECT commit_kind FROM `t$snapshots` ORDER BY snapshot_id") == [
+        ("APPEND",), ("OVERWRITE",), ("OVERWRITE",)]
+    with pytest.raises(SqlError, match=r"'k' is not a partition column of default.t"):
+        s.execute("ALTER TABLE t DROP PARTITION (k = 2)")
+    assert q(s, "SELECT count(*) FROM t") == [(2,)]
+
+
+def test_unix_timestamp_as_flink_has_it(s):
+    before = int(time.time())
+    row = s.execute("SELECT UNIX_TIMESTAMP() AS now, UNIX_TIMESTAMP('2024-01-01 00:00:01') AS t").to_pylist()[0]
+    assert before - 1 <= row["now"] <= time.time() + 1 and row["t"] == 1704067201
+    assert s.execute("SELECT UNIX_TIMESTAMP() AS now").schema.field("now").type == pa.int64()
+
+
+def test_missing_table_suggests_the_nearest_name(s):
+    s.run("CREATE TABLE orders (k INT); CREATE TABLE Users (k INT)")
+    with pytest.raises(SqlError) as e:
+        s.execute("SELECT * FROM ordres")
+    assert e.value.reason == "Table 'paimon.default.ordres' does not exist; did you mean 'orders'?"
+    with pytest.raises(SqlError, match=r"did you mean 'Users'\?"):
+        s.execute("SELECT * FROM users")
+    with pytest.raises(SqlError) as e:  # nothing near: no hint
+        s.execute("SELECT * FROM nope")
+    assert e.value.reason == "Table 'paimon.default.nope' does not exist"
+
+
+def test_values_rows_of_mixed_types_cast_each_value_to_its_column(s):
+    """DuckDB types a VALUES list as a whole: a number in one row and a string in another do not
+    unify. Each value is then cast to its own column, as a one-row VALUES would be."""
+    s.run("CREATE TABLE t (k INT, dt STRING, amount DOUBLE, n BIGINT)")
+    with pytest.raises(SqlError) as e:  # DuckDB alone: "Cannot combine types VARCHAR and DECIMAL(2,1)"
+        s.execute("INSERT INTO t VALUES (1, 'a', 'ten', 1), (2, 'b', 1.5, 2)")
+    err = e.value
+    assert err.reason == ("Conversion Error: Could not convert string 'ten' to DOUBLE for column amount "
+                          "(row 1 of the rows written)")
+    assert (err.line, err.column) == (1, 31)  # at 'ten'
+    with pytest.raises(SqlError) as e:  # DuckDB alone: "to INT", the type of the first row's 10
+        s.execute("INSERT INTO t (k, n) VALUES (1, 10), (2, 'x'), (3, 'y')")
+    assert e.value.reason == ("Conversion Error: Could not convert string 'x' to BIGINT for column n "
+                              "(row 2 of the rows written)")
+    assert s.execute("SELECT count(*) AS c FROM t").column("c").to_pylist() == [0]
+    s.execute("INSERT INTO t VALUES (1, 'a', '20', 7), (2, 'b', 10.5, '8'), (3, NULL, NULL, NULL)")
+    assert s.execute("SELECT * FROM t ORDER BY k").to_pylist() == [
+        {"k": 1, "dt": "a", "amount": 20.0, "n": 7}, {"k": 2, "dt": "b", "amount": 10.5, "n": 8},
+        {"k": 3, "dt": None, "amount": None, "n": None}]
+
+
 def test_cast_error_names_our_column_and_type(s):
     s.run("CREATE TABLE t (k INT, v STRING, amount BIGINT, d DECIMAL(10, 2))")
     with pytest.raises(SqlError) as e:
@@ -1229,6 +1314,17 @@ def test_materialized_refresh_cli_refreshes_only_due_tables(wh):
     out = subprocess.run([sys.executable, "-m", "paimon_lab.sql.materialized", "refresh", "--warehouse", wh,
                           "--table", "default.src"], check=False, capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 2 and "not a materialized table" in out.stderr
+
+
+@pytest.mark.parametrize("argv0, prog", [("/usr/bin/paimon-lab-refresh", "paimon-lab-refresh"),
+                                          ("/x/paimon_lab/sql/materialized.py", "python -m paimon_lab.sql.materialized")])
+def test_materialized_refresh_usage_names_how_it_was_run(monkeypatch, capsys, argv0, prog):
+    from paimon_lab.sql.materialized import main
+
+    monkeypatch.setattr("sys.argv", [argv0, "--help"])
+    with pytest.raises(SystemExit):
+        main()
+    assert capsys.readouterr().out.startswith(f"usage: {prog} ")
 
 
 def test_materialized_refresh_loop_sleeps_until_the_next_table_is_due(wh):

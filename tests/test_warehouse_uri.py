@@ -25,6 +25,15 @@ def test_local_forms_name_the_same_directory(tmp_path, form):
     assert Table.open(f"file:{target}/db.db/t").to_arrow().num_rows == 2
 
 
+def test_home_relative_warehouse_is_expanded(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    c = Catalog("~/wh")
+    assert c.warehouse == str(tmp_path / "home" / "wh")
+    c.create_database("db")
+    assert (tmp_path / "home" / "wh" / "db.db").is_dir() and not (tmp_path / "~").exists()
+
+
 def test_sql_catalog_takes_file_uri(tmp_path):
     s = sql.Session()
     s.run(f"CREATE CATALOG p WITH ('type'='paimon', 'warehouse'='file:{tmp_path}/wh'); USE CATALOG p")

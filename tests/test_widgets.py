@@ -1,6 +1,9 @@
 """The notebook widgets, driven from Python: change a selection, press a button, move a slider,
 and check what the widget then shows (widget values, figure data)."""
 
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -15,6 +18,8 @@ from paimon_lab.utils import progress
 from paimon_lab.widgets import (DeletionVectorView, LiveTail, LsmView, ManifestExplorer,  # noqa: E402
                                 SnapshotBrowser, SnapshotDiff)
 from paimon_lab.widgets._common import java_bytes  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def kv_schema():
@@ -402,6 +407,45 @@ def test_live_tail_latest_full_and_no_autostart(pk_table):
         assert tail.counts["+I"] == 55 and len(tail.newest_rows) == 3
     finally:
         tail.stop()
+
+
+def test_live_tail_left_open_at_exit_says_nothing(tmp_path):
+    """A script that ends with a LiveTail left open: ipywidgets closes it from __del__ while the
+    interpreter shuts down, which must not print a traceback."""
+    script = tmp_path / "tail.py"
+    script.write_text(
+        "import pyarrow as pa, sys\n"
+        "from paimon_lab import Catalog\n"
+        "from paimon_lab.widgets import LiveTail\n"
+        "c = Catalog(sys.argv[1]); c.create_database('db')\n"
+        "t = c.create_table('db.t', pa.schema([('k', pa.int64())]))\n"
+        "t.write(pa.table({'k': [1]}))\n"
+        "tail = LiveTail(t, poll_interval=0.05)\n"
+        "assert tail.wait_for(1, timeout=20)\n"
+        "tail.stop()\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "wh")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("missing", ["plotly", "ipywidgets", "anywidget"])
+def test_widgets_without_the_notebook_extra_name_it(missing):
+    code = (f"import sys; sys.modules[{missing!r}] = None\n"
+            "try:\n    import paimon_lab.widgets\nexcept ImportError as e:\n    print(e)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120).stdout
+    assert f"({missing} is missing)" in out and "pip install 'paimon-lab[notebook]'" in out, out
+
+
+def test_snapshot_diff_refuses_a_point_that_is_not_there(pk_table):
+    from paimon_lab.errors import SnapshotNotExistError, TagNotExistError
+
+    with pytest.raises(SnapshotNotExistError, match=r"Snapshot 99 does not exist \(snapshots: 1, 2, 3\)"):
+        SnapshotDiff(pk_table, 1, 99)  # was a diff of 1 and the latest, said nowhere
+    with pytest.raises(TagNotExistError, match="Tag 'nope' does not exist"):
+        SnapshotDiff(pk_table, "nope", 2)
 
 
 # ---------------------------------------------------------------------------------- progress

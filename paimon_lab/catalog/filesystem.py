@@ -17,6 +17,7 @@ from paimon_lab.system import parse_system_identifier
 from paimon_lab.table import Table
 from paimon_lab.catalog.base import WarehouseCatalog
 from paimon_lab.catalog.hive import HiveCatalog
+from paimon_lab.catalog.jdbc import JdbcCatalog
 from paimon_lab.catalog.identifier import DB_SUFFIX, split_branch, split_identifier
 from paimon_lab.catalog.table_schema import table_schema_for
 
@@ -30,13 +31,19 @@ class Catalog(WarehouseCatalog):
 
     def __new__(cls, warehouse: str | None = None, *, filesystem=None, lock: CommitLock | None = None,
                 options: dict[str, str] | None = None):
-        """``options={'metastore': 'hive', 'uri': 'thrift://...'}`` gives a :class:`HiveCatalog`."""
+        """``options={'metastore': 'hive', 'uri': 'thrift://...'}`` gives a :class:`HiveCatalog`,
+        ``options={'metastore': 'jdbc', 'uri': 'sqlite:///...' or 'postgresql://...'}`` a :class:`JdbcCatalog`."""
         metastore = str((options or {}).get("metastore", "filesystem")).lower()
-        if metastore == "hive":
+        if metastore in ("hive", "jdbc"):
             if lock is not None:
-                raise CatalogError("A Hive catalog takes the metastore's lock ('lock.enabled'), not a lock object")
+                own = "the metastore's lock ('lock.enabled')" if metastore == "hive" else \
+                    "the lock of its catalog database"
+                raise CatalogError(f"A {metastore.capitalize()} catalog takes {own}, not a lock object")
             rest = {k: v for k, v in options.items() if k != "metastore"}
-            return HiveCatalog(rest.pop("uri", None), warehouse, filesystem=filesystem, options=rest)
+            factory = HiveCatalog if metastore == "hive" else JdbcCatalog
+            return factory(rest.pop("uri", None), warehouse, filesystem=filesystem, options=rest)
+        if metastore != "filesystem":
+            raise CatalogError(f"Unknown metastore '{metastore}'; paimon-lab has filesystem (the default), hive and jdbc")
         return super().__new__(cls)
 
     def __init__(self, warehouse: str, *, filesystem=None, lock: CommitLock | None = None,

@@ -470,6 +470,9 @@ def validate_options(options: Mapping[str, str]) -> dict[str, str]:
     for key, value in options.items():
         if value is None:
             raise OptionError(f"Option '{key}' has no value")
+        if not isinstance(value, (str, bool, int, float)):
+            raise OptionError(f"Option '{key}' takes a string (a list as 'a,b'), a number or a bool, "
+                              f"not {type(value).__name__} {value!r}")
         text = str(value).lower() if isinstance(value, bool) else str(value)
         entry = registry_entry(key)
         if entry is None:

@@ -580,7 +580,10 @@ def _convert(node: exp.Expression, text: str) -> Predicate:
                 return Leaf(op, left, (_literal(node.expression, text),))
             if right is not None and left is None:
                 return Leaf(_FLIP[op], right, (_literal(node.this, text),))
-            raise FilterError(f"Filter {text!r}: {node.sql()!r} must compare a column with a value")
+            quoted = left is not None and right is not None and any(
+                isinstance(side, exp.Column) and side.this.args.get("quoted") for side in (node.this, node.expression))
+            hint = "; double quotes name a column: write a string value in single quotes ('a')" if quoted else ""
+            raise FilterError(f"Filter {text!r}: {node.sql()!r} must compare a column with a value{hint}")
     if isinstance(node, exp.Is):
         name = _column(node.this, text)
         if name and isinstance(node.expression, exp.Null):

@@ -49,8 +49,8 @@ def join(*parts: str) -> str:
 
 
 def _local_path(path: str) -> str | None:
-    """The local path of ``path`` (a plain path or a ``file:`` URI: ``file:/x``, ``file:///x``,
-    ``file://localhost/x``); None for any other URI."""
+    """The local path of ``path`` (a plain path, ``~`` expanded, or a ``file:`` URI: ``file:/x``,
+    ``file:///x``, ``file://localhost/x``); None for any other URI."""
     if path[:5].lower() == "file:":
         parsed = urlparse(path)
         if parsed.netloc not in ("", "localhost"):
@@ -58,7 +58,7 @@ def _local_path(path: str) -> str | None:
                                              "use file:/path or file:///path for a local path")
         return os.path.abspath(parsed.path or "/")
     if "://" not in path:
-        return os.path.abspath(path)
+        return os.path.abspath(os.path.expanduser(path))  # '~/wh' is the home's, not a directory named '~'
     return None
 
 

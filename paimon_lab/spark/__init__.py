@@ -51,6 +51,12 @@ Tip: ``.config("spark.python.daemon.module", "paimon_lab.spark.daemon")`` starts
 workers with paimon_lab already imported.
 """
 
+try:  # an optional extra: name it rather than fail deep inside a module
+    import pyspark  # noqa: F401
+except ImportError as e:
+    raise ImportError("paimon_lab.spark needs PySpark >= 4.1 and a Java 17 or 21 runtime: "
+                      "pip install 'paimon-lab[spark]'") from e
+
 from paimon_lab.spark.datasource import PaimonDataSource, TableRef
 from paimon_lab.spark.env import WorkerEnvironmentError, check_workers, configure_workers, python_error
 from paimon_lab.spark.jobs import SparkJobError, bucketed, compact, register, write_table

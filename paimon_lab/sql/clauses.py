@@ -68,7 +68,15 @@ def parse_data_type(ts: TokenStream, stop: set[str] = _TYPE_STOP) -> T.DataType:
     try:
         return T.parse_type(text)
     except UnsupportedTypeError as e:
-        raise ts.error(f"Invalid data type '{text}': {e}", first) from None
+        hint = ""
+        head = text.split("\n", 1)[0].strip()
+        if head != text.strip():
+            try:
+                T.parse_type(head)
+                hint = f"; is a ',' missing after '{head}'?"  # the next line is the next column
+            except UnsupportedTypeError:
+                pass
+        raise ts.error(f"Invalid data type '{text}': {e}{hint}", first) from None
 
 
 def parse_options(ts: TokenStream) -> dict[str, str]:

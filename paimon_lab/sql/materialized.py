@@ -6,6 +6,7 @@ until stopped (for a systemd service), sleeping until the next table falls due."
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -97,7 +98,9 @@ def _seconds_to_next(session: Session, tables: Sequence[str], cap: float) -> flo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m paimon_lab.sql.materialized",
+    script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    prog = "paimon-lab-refresh" if script.startswith("paimon-lab-refresh") else "python -m paimon_lab.sql.materialized"
+    parser = argparse.ArgumentParser(prog=prog,
                                      description="Refresh Paimon materialized tables that are due.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("refresh", help="refresh every due materialized table of a warehouse")

@@ -57,6 +57,7 @@ class Planner:
         ast = copy.deepcopy(ast)
         self._counter = counter if counter is not None else [0]
         _inline_ctes(ast)
+        _flink_unix_timestamp(ast)
         ast = self._resolve(ast)
         self._push_into_derived(ast)
         self._analyze(ast)
@@ -505,3 +506,12 @@ def _int_literal(node) -> int | None:
     if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
         return int(node.this)
     return None
+
+
+def _flink_unix_timestamp(ast: exp.Expression) -> None:
+    """Flink's UNIX_TIMESTAMP as Flink has it, not as sqlglot reads Spark's: whole seconds as a
+    BIGINT, and without an argument the current time (sqlglot parses a time from it)."""
+    for node in list(ast.find_all(exp.StrToUnix)):
+        value = exp.TimeToUnix(this=exp.CurrentTimestamp()) if isinstance(node.this, exp.CurrentTimestamp) \
+            else node.copy()
+        node.replace(exp.Cast(this=exp.Floor(this=value), to=exp.DataType.build("BIGINT")))

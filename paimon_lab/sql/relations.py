@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from paimon_lab.core.predicate import Predicate
 from paimon_lab.operation.count import MinMax, metadata_count, metadata_min_max
+from paimon_lab.operation.scan import table_scan_target
 
 
 class Relation:
@@ -89,20 +90,35 @@ class PaimonRelation(Relation):
                                    timestamp_millis=self.timestamp_millis, limit=limit,
                                    read_optimized=self.read_optimized)
 
+    def _read_snapshot(self):
+        """The snapshot :meth:`read` reads (None: the table is empty), or False when the metadata
+        of one snapshot cannot answer: a read-optimized read, or the table's own
+        'incremental-between'. Without a snapshot, tag or time the table's own scan options apply,
+        as in ``Table.to_arrow``."""
+        if self.read_optimized:
+            return False
+        snapshot_id, tag, millis = self.snapshot_id, self.tag, self.timestamp_millis
+        if snapshot_id is None and tag is None and millis is None:
+            target = table_scan_target(self.table.store)
+            if target.incremental is not None:
+                return False
+            snapshot_id, tag, millis = target.snapshot_id, target.tag, target.timestamp_millis
+        return self.table.snapshot(snapshot_id, tag=tag, timestamp_millis=millis)
+
     def metadata_count(self, predicate: Predicate | None) -> int | None:
         """The row count of a filtered read from the table's metadata alone (None: it needs a read)."""
-        if self.read_optimized:
+        snap = self._read_snapshot()
+        if snap is False:
             return None
-        snap = self.table.snapshot(self.snapshot_id, tag=self.tag, timestamp_millis=self.timestamp_millis)
         if snap is None:
             return 0
         return metadata_count(self.table.store, snap, predicate)
 
     def metadata_min_max(self, columns: list[str], predicate: Predicate | None) -> dict[str, MinMax] | None:
         """Min/max of columns of a filtered read from the files' statistics (None: it needs a read)."""
-        if self.read_optimized:
+        snap = self._read_snapshot()
+        if snap is False:
             return None
-        snap = self.table.snapshot(self.snapshot_id, tag=self.tag, timestamp_millis=self.timestamp_millis)
         if snap is None:
             return {c: MinMax(None, None) for c in columns}
         return metadata_min_max(self.table.store, snap, columns, predicate)

@@ -6,6 +6,7 @@ incremental range (OPTIONS hints and FOR VERSION/TIMESTAMP AS OF)."""
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from typing import TYPE_CHECKING, Any, Callable
 
 from sqlglot import exp
@@ -25,6 +26,17 @@ from paimon_lab.sql.spelling import quote
 
 if TYPE_CHECKING:
     from paimon_lab.sql.context import SessionContext
+
+
+def _did_you_mean(catalog, db: str, name: str) -> str:
+    """The database's table whose name is nearest to a missing ``name``, as a hint ('' if none is)."""
+    try:
+        names = catalog.list_tables(db)
+    except PaimonLabError:
+        return ""
+    near = difflib.get_close_matches(name, names, n=1) or \
+        [n for n in names if n.lower() == name.lower()]  # a case slip of a short name
+    return f"; did you mean '{near[0]}'?" if near else ""
 
 
 def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict[str, str] | None = None,
@@ -71,7 +83,7 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
     try:
         table = catalog.get_table(f"{db}.{base}")
     except PaimonLabError:
-        raise error(f"Table '{full}' does not exist") from None
+        raise error(f"Table '{full}' does not exist{_did_you_mean(catalog, db, base)}") from None
     if options.get("branch"):
         table = table.on_branch(options["branch"])
     ttype = table.options.get("type", "table")

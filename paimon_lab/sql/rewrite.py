@@ -187,6 +187,8 @@ def parse(rw: Rewritten, into=None) -> exp.Expression:
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise SqlError("Expected one statement", statement=rw.original)
+    for node in trees[0].find_all(exp.Bracket):
+        node.set("offset", 1)  # Flink's arrays count from 1 (the dialect sqlglot reads, Spark's, from 0)
     return trees[0]
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
 
 from paimon_lab.core import types as T
 from paimon_lab.sql.duck import connect, duckdb_error, fetch_arrow
@@ -99,6 +101,44 @@ def _first_failing_row(con, error: Exception, sources: dict[str, tuple[str, str]
         return None
     index = pc.index(bad, True).as_py()
     return None if index < 0 else index + 1
+
+
+def cast_values(rw, values: exp.Values, fields: list[T.DataField], error: SqlError) -> pa.Table:
+    """The rows of a ``VALUES`` list DuckDB could not evaluate as a whole (its rows' value types
+    do not unify, e.g. ``(1, 10.5), (2, 'ten')``), each value cast on its own to the type of the
+    column it goes to (``fields``, by position), as a one-row ``VALUES`` would be. A value that does
+    not convert raises a SqlError naming it, its column and its row; otherwise ``error`` stands if
+    even the cast rows fail."""
+    import duckdb  # loaded already: a DuckDB error got us here
+
+    rows = [t.expressions if isinstance(t, exp.Tuple) else [t] for t in values.expressions]
+    if not rows or any(len(r) != len(fields) for r in rows):
+        raise error
+    sql = [[c.sql(dialect="duckdb") for c in r] for r in rows]
+    types = [duck_type(f.type) for f in fields]
+    checks = ", ".join("(" + ", ".join(f"(({c}) IS NOT NULL AND TRY_CAST(({c}) AS {t}) IS NULL)"
+                                       for c, t in zip(r, types)) + ")" for r in sql)
+    casts = ", ".join("(" + ", ".join(f"CAST(({c}) AS {t})" for c, t in zip(r, types)) + ")" for r in sql)
+    names = ", ".join(f"c{i}" for i in range(len(fields)))
+    con = connect()
+    try:
+        bad = fetch_arrow(con, f"SELECT * FROM (VALUES {checks}) AS v({names})")
+        matrix = np.column_stack([c.to_numpy(zero_copy_only=False) for c in bad.columns]).astype(bool)
+        if matrix.any():
+            row, col = (int(x) for x in np.argwhere(matrix)[0])  # the first row's leftmost bad value
+            cell = rows[row][col]
+            what = f"string {sql[row][col]}" if isinstance(cell, exp.Literal) and cell.is_string else sql[row][col]
+            located = rw.node_error("", cell)
+            raise SqlError(f"Conversion Error: Could not convert {what} to {type_sql(fields[col].type)} for column "
+                           f"{fields[col].name} (row {row + 1:,} of the rows written)",
+                           located.line if located.line is not None else error.line,
+                           located.column if located.line is not None else error.column,
+                           error.statement, error.detail)
+        return fetch_arrow(con, f"SELECT * FROM (VALUES {casts}) AS v({names})")
+    except duckdb.Error:
+        raise error from None
+    finally:
+        con.close()
 
 
 def write_rows(ctx: SessionContext, table, data: pa.Table, overwrite: Any = False,

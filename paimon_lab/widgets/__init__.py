@@ -16,6 +16,7 @@ They use only the engine's public API, read rows page by page (``limit=``) and n
 whole table to draw it.
 """
 
+import paimon_lab.widgets._common  # noqa: F401 - first, so a missing extra is named before a module imports it
 from paimon_lab.widgets.deletion_vectors import DeletionVectorView
 from paimon_lab.widgets.live_tail import LiveTail
 from paimon_lab.widgets.lsm_view import LsmView

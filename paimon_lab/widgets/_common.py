@@ -17,8 +17,11 @@ from paimon_lab.core.predicate import col
 
 try:  # the widgets are an optional extra: pip install 'paimon-lab[notebook]'
     import ipywidgets as W
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError("paimon_lab.widgets needs ipywidgets and plotly: "
+    import plotly.graph_objects  # noqa: F401 - every widget module draws with it
+    import anywidget  # noqa: F401 - plotly's FigureWidget is built on it
+except ImportError as e:
+    missing = e.name.split(".")[0] if e.name else str(e)
+    raise ImportError(f"paimon_lab.widgets needs ipywidgets, plotly and anywidget ({missing} is missing): "
                       "pip install 'paimon-lab[notebook]'") from e
 
 if TYPE_CHECKING:

@@ -90,15 +90,20 @@ class LiveTail(W.VBox):
             self.toggle.value = True
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self._halt(timeout)
         if self.toggle.value:
             self.toggle.value = False
         self._render()
 
+    def _halt(self, timeout: float) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
     def close(self) -> None:
-        self.stop()
+        # no redraw of a widget going away: ipywidgets also closes it from __del__, even while the
+        # interpreter shuts down, when rendering fails with "sys.meta_path is None"
+        self._halt(5.0)
         super().close()
 
     def _on_toggle(self, change) -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from paimon_lab.errors import SnapshotNotExistError, TagNotExistError
 from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_partition, hashable_frame,
                                         html_table, kv_table, partition_filter, read_kwargs, ref_label,
                                         resolve, snapshot_refs)
@@ -190,6 +191,11 @@ class SnapshotDiff(W.VBox):
         options = snapshot_refs(self.table)
         values = [v for _, v in options]
         snaps = [v for v in values if v[0] == "snapshot"]
+        for asked in (before, after):  # a point asked for by name is never swapped for another
+            if asked is not None and _as_ref(asked) not in values:
+                kind, name = _as_ref(asked)
+                raise TagNotExistError(name) if kind == "tag" else SnapshotNotExistError(
+                    f"Snapshot {name} does not exist (snapshots: {', '.join(str(v[1]) for v in snaps) or 'none'})")
         before = _as_ref(before) if before is not None else self.before_selector.value
         after = _as_ref(after) if after is not None else self.after_selector.value
         if after not in values:

@@ -1,5 +1,5 @@
 """ALTER TABLE: rename the table, set or reset options, add, drop, rename, retype, comment or
-move columns, set the table comment (one schema change, all or nothing)."""
+move columns, set the table comment (one schema change, all or nothing); drop partitions."""
 
 from __future__ import annotations
 
@@ -61,8 +61,12 @@ def alter(ctx: SessionContext, st: Statement) -> None:
                 raise ts.error("Cannot add a primary key column to an existing table", c.token)
             changes.append(SchemaChange.add_column(c.name, c.type, c.comment, first=c.first, after=c.after))
     elif ts.accept_kw("DROP"):
+        if_exists = ts.accept_kw("IF", "EXISTS")
+        if ts.accept_kw("PARTITION"):
+            return _drop_partitions(ctx, ts, table, tok)
         ts.accept_kw("COLUMNS") or ts.accept_kw("COLUMN")
-        ts.accept_kw("IF", "EXISTS")
+        if not if_exists:
+            ts.accept_kw("IF", "EXISTS")
         if ts.peek() is not None and ts.peek().is_op("("):
             names = parse_name_list(ts)
         else:
@@ -128,6 +132,35 @@ def alter(ctx: SessionContext, st: Statement) -> None:
         except PaimonLabError as e:
             raise ts.error(str(e), tok) from None
     return None
+
+
+def _drop_partitions(ctx: SessionContext, ts, table, tok) -> None:
+    """DROP [IF EXISTS] PARTITION (k = v, ...)[, PARTITION (...)]: one OVERWRITE snapshot without
+    the partitions' files, as CALL sys.drop_partition."""
+    specs = []
+    while True:
+        ts.expect_op("(")
+        spec = {}
+        while True:
+            ktok = ts.peek()
+            key = ts.identifier("a partition column")
+            if key not in table.partition_keys:
+                raise ts.error(f"'{key}' is not a partition column of {table.identifier}; partition columns are "
+                               f"{table.partition_keys}", ktok)
+            ts.expect_op("=")
+            spec[key] = ts.literal("a partition value")
+            if ts.accept_op(")"):
+                break
+            ts.expect_op(",")
+        specs.append(spec)
+        if not ts.accept_op(","):
+            break
+        ts.expect_kw("PARTITION")
+    ts.expect_end()
+    try:
+        ctx.last_snapshot_id = table.drop_partitions(specs)
+    except PaimonLabError as e:
+        raise ts.error(str(e), tok) from None
 
 
 def _modify(table, c: ColumnDef, tok, ts) -> list[SchemaChange]:

@@ -66,7 +66,7 @@ def create_catalog(ctx: SessionContext, st: Statement) -> None:
             warnings.warn(f"Catalog '{name}': metastore '{metastore}' is not available in paimon-lab; "
                           f"using the filesystem catalog at {warehouse}", stacklevel=2)
         try:
-            catalog = Catalog(warehouse, options={k: v for k, v in options.items()})
+            catalog = Catalog(warehouse, options={k: v for k, v in options.items() if k != "metastore"})
         except (OSError, ValueError, pa.ArrowException) as e:
             raise ts.error(f"Cannot open warehouse '{warehouse}': {e}", name_tok) from None
     try:

@@ -19,7 +19,7 @@ from paimon_lab.sql.plan import PUSHABLE
 from paimon_lab.sql.relations import ArrowRelation, FunctionRelation, PaimonRelation
 from paimon_lab.sql.rewrite import PLACEHOLDER, parse, rewrite
 from paimon_lab.sql.spelling import duck_type
-from paimon_lab.sql.writing import cast_rows, write_rows
+from paimon_lab.sql.writing import cast_rows, cast_values, write_rows
 
 if TYPE_CHECKING:
     from paimon_lab.sql.context import SessionContext, Statement
@@ -119,7 +119,8 @@ def insert(ctx: SessionContext, st: Statement) -> None:
     mode: Any = False
     if overwrite:
         mode = {k: v for k, v in static.items()} if static else True
-    for data in _source_batches(ctx, prepared):
+    values = _values_fields(ast, fields, columns, static)
+    for data in _source_batches(ctx, prepared, rw, ast, values):
         rows = _shape(data, fields, columns, static, ts, query_tok, table.identifier)
         if mode is False and rows.num_rows == 0:
             continue
@@ -133,12 +134,36 @@ def insert(ctx: SessionContext, st: Statement) -> None:
     return None
 
 
-def _source_batches(ctx: SessionContext, prepared):
-    """The query result once, or per checkpoint when it reads a datagen source in streaming mode."""
+def _values_fields(ast, fields: list[T.DataField], columns, static) -> list[T.DataField] | None:
+    """The fields a ``VALUES`` source's columns go to, by position (None for another query, or
+    when its width matches no target list: ``_shape`` then says so)."""
+    if not isinstance(ast, exp.Values) or not ast.expressions:
+        return None
+    first = ast.expressions[0]
+    width = len(first.expressions) if isinstance(first, exp.Tuple) else 1
+    by_name = {f.name: f for f in fields}
+    if columns is not None:
+        targets = [by_name[c] for c in columns if c in by_name]
+    else:
+        targets = [f for f in fields if f.name not in static]
+        if static and width == len(fields):
+            targets = fields
+    return targets if len(targets) == width else None
+
+
+def _source_batches(ctx: SessionContext, prepared, rw=None, ast=None, values: list[T.DataField] | None = None):
+    """The query result once, or per checkpoint when it reads a datagen source in streaming mode.
+    A ``VALUES`` list whose rows' types DuckDB cannot unify is cast value by value to ``values``."""
     gens = [r for r in prepared.rels if isinstance(r.relation, FunctionRelation) and r.relation.info.get("datagen")]
     interval = ctx.checkpoint_interval()
     if not gens or ctx.batch_mode or interval is None:
-        yield prepared.execute()
+        try:
+            data = prepared.execute()
+        except SqlError as e:
+            if values is None:
+                raise
+            data = cast_values(rw, ast, values, e)
+        yield data
         ctx.last_scans = prepared.scans
         return
     rel = gens[0]
