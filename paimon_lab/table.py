@@ -25,7 +25,7 @@ from paimon_lab.operation import expire, partition_expire, row_dml, tag_auto
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.count import MinMax, metadata_count, metadata_min_max
-from paimon_lab.operation.scan import ScanPlan, plan_splits, table_scan_target
+from paimon_lab.operation.scan import ScanPlan, ScanTarget, plan_splits, scan_target
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.stream import stream
 from paimon_lab.operation.table_write import TableWrite, write_rows
@@ -219,12 +219,10 @@ class Table:
              timestamp_millis: int | None = None, read_optimized: bool = False) -> ScanPlan:
         """The splits (files per partition and bucket) a read of this table would touch: a list of
         DataSplits that notebooks show as a table."""
-        if snapshot_id is None and tag is None and timestamp_millis is None:
-            target = table_scan_target(self.store)
-            if target.incremental is not None:
-                raise PaimonLabError("plan() of a table with 'incremental-between' set: use changes()")
-            snapshot_id, tag, timestamp_millis = target.snapshot_id, target.tag, target.timestamp_millis
-        snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+        target = scan_target(self.store, snapshot_id, tag, timestamp_millis)
+        if target.incremental is not None:
+            raise PaimonLabError("plan() of a table with 'incremental-between' set: use changes()")
+        snap = self._snapshot_of(target)
         if snap is None:
             return ScanPlan(store=self.store)
         pred = self._predicate(filter)
@@ -235,21 +233,18 @@ class Table:
         """The number of rows :meth:`to_arrow` would return. Answered from the manifests' row
         counts, without opening a data file, when the filter is on partition columns only and no
         rows need merging (see :mod:`paimon_lab.operation.count`); else by reading one column."""
-        if snapshot_id is None and tag is None and timestamp_millis is None:
-            target = table_scan_target(self.store)
-            if target.incremental is not None:
-                return self._incremental(target.incremental, [self.schema.field_names[0]], filter, None).num_rows
-            snapshot_id, tag, timestamp_millis = target.snapshot_id, target.tag, target.timestamp_millis
-        snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+        column = (self.schema.primary_keys or self.schema.field_names)[0]
+        target = scan_target(self.store, snapshot_id, tag, timestamp_millis)
+        if target.incremental is not None:
+            return self._incremental(target.incremental, [column], filter, None).num_rows
+        snap = self._snapshot_of(target)
         if snap is None:
             return 0
         predicate = self._predicate(filter)
         got = metadata_count(self.store, snap, predicate)
         if got is not None:
             return got
-        column = (self.schema.primary_keys or self.schema.field_names)[0]
-        return read_table(self.store, [column], predicate, snapshot_id=snap.id if tag is None else None, tag=tag,
-                          timestamp_millis=None).num_rows
+        return self._read_at(target, snap, [column], predicate).num_rows
 
     def min_max(self, columns: str | Sequence[str], *, filter: FilterLike = None, snapshot_id: int | None = None,
                 tag: str | None = None, timestamp_millis: int | None = None) -> dict[str, MinMax]:
@@ -260,22 +255,18 @@ class Table:
         for c in names:
             if c not in self.schema.field_names:
                 raise SchemaError(f"Column '{c}' does not exist; columns are {self.schema.field_names}")
-        rows = None
-        if snapshot_id is None and tag is None and timestamp_millis is None:
-            target = table_scan_target(self.store)
-            if target.incremental is not None:
-                rows = self._incremental(target.incremental, names, filter, None)
-            snapshot_id, tag, timestamp_millis = target.snapshot_id, target.tag, target.timestamp_millis
-        if rows is None:
-            snap = self.snapshot(snapshot_id, tag=tag, timestamp_millis=timestamp_millis)
+        target = scan_target(self.store, snapshot_id, tag, timestamp_millis)
+        if target.incremental is not None:
+            rows = self._incremental(target.incremental, names, filter, None)
+        else:
+            snap = self._snapshot_of(target)
             if snap is None:
                 return {c: MinMax(None, None) for c in names}
             predicate = self._predicate(filter)
             got = metadata_min_max(self.store, snap, names, predicate)
             if got is not None:
                 return got
-            rows = read_table(self.store, names, predicate, snapshot_id=snap.id if tag is None else None, tag=tag,
-                              timestamp_millis=None)
+            rows = self._read_at(target, snap, names, predicate)
         out = {}
         for c in names:
             mm = pc.min_max(rows.column(c))
@@ -296,13 +287,21 @@ class Table:
             for c in columns:
                 if c not in self.schema.field_names:
                     raise SchemaError(f"Column '{c}' does not exist; columns are {self.schema.field_names}")
-        if snapshot_id is None and tag is None and timestamp_millis is None:
-            target = table_scan_target(self.store)
-            if target.incremental is not None:
-                return self._incremental(target.incremental, columns, filter, limit)
-            snapshot_id, tag, timestamp_millis = target.snapshot_id, target.tag, target.timestamp_millis
-        return read_table(self.store, columns, self._predicate(filter), snapshot_id=snapshot_id, tag=tag,
-                          timestamp_millis=timestamp_millis, limit=limit, read_optimized=read_optimized)
+        target = scan_target(self.store, snapshot_id, tag, timestamp_millis)
+        if target.incremental is not None:
+            return self._incremental(target.incremental, columns, filter, limit)
+        return read_table(self.store, columns, self._predicate(filter), snapshot_id=target.snapshot_id,
+                          tag=target.tag, timestamp_millis=target.timestamp_millis, limit=limit,
+                          read_optimized=read_optimized)
+
+    def _snapshot_of(self, target: ScanTarget) -> Snapshot | None:
+        return self.snapshot(target.snapshot_id, tag=target.tag, timestamp_millis=target.timestamp_millis)
+
+    def _read_at(self, target: ScanTarget, snap: Snapshot, columns: list[str], predicate) -> pa.Table:
+        """Columns of the rows at ``snap``, the snapshot ``target`` resolved to (a tag is read as
+        the tag: its data files may be gone from the snapshot)."""
+        return read_table(self.store, columns, predicate, snapshot_id=snap.id if target.tag is None else None,
+                          tag=target.tag, timestamp_millis=None)
 
     def _incremental(self, between: tuple[int, int], columns, filter: FilterLike, limit: int | None) -> pa.Table:
         """The rows added or updated after ``between[0]`` up to ``between[1]`` (Java's batch read

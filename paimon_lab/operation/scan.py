@@ -507,6 +507,15 @@ class ScanTarget:
     incremental: tuple[int, int] | None = None
 
 
+def scan_target(store: FileStore, snapshot_id: int | None = None, tag: str | None = None,
+                timestamp_millis: int | None = None) -> ScanTarget:
+    """What a read that asks for ``snapshot_id``, ``tag`` or ``timestamp_millis`` reads: that
+    point, or, when it names none, the table's own scan options (:func:`table_scan_target`)."""
+    if snapshot_id is None and tag is None and timestamp_millis is None:
+        return table_scan_target(store)
+    return ScanTarget(snapshot_id, tag, timestamp_millis)
+
+
 def table_scan_target(store: FileStore) -> ScanTarget:
     """The :class:`ScanTarget` of the table's options (all None: the latest snapshot)."""
     core = store.schema.core

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from paimon_lab.core.predicate import Predicate
 from paimon_lab.operation.count import MinMax, metadata_count, metadata_min_max
-from paimon_lab.operation.scan import table_scan_target
+from paimon_lab.operation.scan import scan_target
 
 
 class Relation:
@@ -97,13 +97,10 @@ class PaimonRelation(Relation):
         as in ``Table.to_arrow``."""
         if self.read_optimized:
             return False
-        snapshot_id, tag, millis = self.snapshot_id, self.tag, self.timestamp_millis
-        if snapshot_id is None and tag is None and millis is None:
-            target = table_scan_target(self.table.store)
-            if target.incremental is not None:
-                return False
-            snapshot_id, tag, millis = target.snapshot_id, target.tag, target.timestamp_millis
-        return self.table.snapshot(snapshot_id, tag=tag, timestamp_millis=millis)
+        target = scan_target(self.table.store, self.snapshot_id, self.tag, self.timestamp_millis)
+        if target.incremental is not None:
+            return False
+        return self.table.snapshot(target.snapshot_id, tag=target.tag, timestamp_millis=target.timestamp_millis)
 
     def metadata_count(self, predicate: Predicate | None) -> int | None:
         """The row count of a filtered read from the table's metadata alone (None: it needs a read)."""
