@@ -70,14 +70,55 @@ def test_changelog_producers_that_need_rows_rewrite(lab, producer):
 
 
 @pytest.mark.parametrize("ratio, rewritten", [("0.7", False), ("5", True)])
-def test_small_file_ratio_decides_which_files_of_a_run_are_rewritten(lab, ratio, rewritten):
+def test_small_file_ratio_decides_which_files_of_a_unit_are_rewritten(lab, ratio, rewritten):
     t = _table(lab, f"r{ratio.replace('.', '')}", **{"target-file-size": "4 kb",
                                                      "compaction.small-file-ratio": ratio})
-    t.write(_rows(range(5000)))
-    t.compact(full=True)                       # one run of ~6 KB files at the top level
-    before = set(t.levels()["file_name"])
-    assert len(before) > 1
-    # files under target-file-size * ratio are small: a run of them is rewritten together
-    assert (t.compact(full=True) is not None) is rewritten
-    assert (set(t.levels()["file_name"]) == before) is not rewritten
+    t.write(_rows(range(5000)))                # level-0 files of ~6 KB, side by side in key order
+    before = t.levels()
+    assert len(before) > 1 and set(before["level"]) == {0}
+    # a file alone in its key range is upgraded unless it is under target-file-size * ratio;
+    # small files are rewritten together
+    assert t.compact(full=True) is not None
+    after = t.levels()
+    assert set(after["level"]) == {t.store.num_levels - 1}
+    assert (set(after["file_name"]) == set(before["file_name"])) is not rewritten
     assert t.to_arrow().sort_by("k").equals(_rows(range(5000)))
+    # one run at the top level without deletes: a full compaction has nothing to do (as Java)
+    assert t.compact(full=True) is None
+    assert set(t.levels()["file_name"]) == set(after["file_name"])
+
+
+def test_full_compaction_upgrades_big_files_and_rewrites_overlapping_ones(lab):
+    t = _table(lab, "mix", **{"target-file-size": "4 kb"})
+    t.write(_rows(range(0, 3000)))             # side-by-side level-0 files
+    t.write(_rows(range(100, 130), "new"))     # overlaps the first of them only
+    files = t.levels()
+    assert t.compact(full=True) is not None
+    after = t.levels()
+    kept = set(files["file_name"]) & set(after["file_name"])
+    # the files whose key ranges nothing else touches keep their names (upgraded by metadata);
+    # the overlapping ones are merged into new files
+    assert kept and len(kept) < len(files) - 1
+    model = {k: f"v{k}" for k in range(3000)} | {k: f"new{k}" for k in range(100, 130)}
+    got = t.to_arrow().sort_by("k")
+    assert got["k"].to_pylist() == sorted(model) and got["v"].to_pylist() == [model[k] for k in sorted(model)]
+
+
+def test_full_compaction_rewrites_only_top_level_files_with_deletion_vectors(lab):
+    t = _table(lab, "dv", **{"target-file-size": "4 kb", "deletion-vectors.enabled": "true"})
+    t.write(_rows(range(3000)))
+    t.compact(full=True)
+    top = t.levels()
+    assert len(top) > 1 and set(top["level"]) == {t.store.num_levels - 1} and not top["deleted_rows"].any()
+    t.delete("k IN (5, 6)")                    # marks two rows of the first top-level file deleted
+    dv = t.levels()
+    assert set(dv["level"]) == {t.store.num_levels - 1} and dv["deleted_rows"].sum() == 2
+    t.compact(full=True)
+    after = t.levels()
+    # as Java 1.2+ (apache/paimon#5638): the file with a deletion vector is rewritten (its deleted
+    # rows dropped), the other top-level files are left as they are
+    assert not after["deleted_rows"].any()
+    kept = set(top["file_name"]) & set(after["file_name"])
+    assert len(kept) == len(top) - 1
+    assert t.to_arrow().sort_by("k").equals(_rows([k for k in range(3000) if k not in (5, 6)]))
+    assert t.compact(full=True) is None

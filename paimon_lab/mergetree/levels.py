@@ -8,10 +8,42 @@ level (see :mod:`.compact_strategy`); the highest level holds the oldest, fully 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
+from paimon_lab.core import binary_row
 from paimon_lab.core.manifest import DataFileMeta
 
-__all__ = ["SortedRun", "Levels"]
+__all__ = ["SortedRun", "Levels", "key_sections"]
+
+
+def key_sections(files: Sequence[DataFileMeta], key_types: Sequence) -> list[list[int]] | None:
+    """Indices of ``files`` grouped into sections by key range, sections in key order (Java's
+    IntervalPartition): a file shares no key with any file of another section, so a section of
+    one file needs no merge. Inside a section the indices keep their order in ``files``. None
+    when the key ranges cannot be compared (undecodable or NULL bounds)."""
+    if len(files) <= 1:
+        return [list(range(len(files)))]
+    try:
+        ranges = [(tuple(binary_row.deserialize(f.min_key, key_types)),
+                   tuple(binary_row.deserialize(f.max_key, key_types))) for f in files]
+    except Exception:  # noqa: BLE001 - undecodable keys: nothing is known
+        return None
+    if any(None in lo or None in hi for lo, hi in ranges):
+        return None
+    try:
+        order = sorted(range(len(files)), key=lambda i: ranges[i][0])
+        out, high = [[order[0]]], ranges[order[0]][1]
+        for i in order[1:]:
+            low_i, high_i = ranges[i]
+            if high < low_i:
+                out.append([i])
+                high = high_i
+            else:
+                out[-1].append(i)
+                high = max(high, high_i)
+    except TypeError:
+        return None
+    return [sorted(section) for section in out]
 
 
 @dataclass

@@ -50,6 +50,7 @@ from paimon_lab.core.key_value import (DELETE, KEY_FIELD_ID_START, KEY_PREFIX, S
                                      UPDATE_BEFORE, VALUE_KIND, KeyValueLayout, is_retract)
 from paimon_lab.mergetree.merge_engine.deduplicate import DeduplicateMergeFunction
 from paimon_lab.mergetree.key_groups import group_starts
+from paimon_lab.mergetree.levels import key_sections
 from paimon_lab.mergetree.compact_rewriter import folds_upper_levels, newest_upper
 from paimon_lab.mergetree.shadowed import KeyChunks, covered_runs, key_chunks, shadowed_runs
 from paimon_lab.core.predicate import match_mask
@@ -406,29 +407,8 @@ class MergeReader:
             return True
 
     def sections(self, files: Sequence[DataFileMeta]) -> list[list[int]] | None:
-        """Indices of ``files`` grouped into sections by key range, sections in key order: a file
-        shares no key with any file of another section (so only a section of several files needs
-        a merge). Inside a section the indices keep their order in ``files``. None when the key
-        ranges cannot be compared (one section of everything)."""
-        if len(files) <= 1:
-            return [list(range(len(files)))]
-        ranges = self._key_ranges(files)
-        if ranges is None or any(None in lo or None in hi for lo, hi in ranges):
-            return None
-        try:
-            order = sorted(range(len(files)), key=lambda i: ranges[i][0])
-            out, high = [[order[0]]], ranges[order[0]][1]
-            for i in order[1:]:
-                low_i, high_i = ranges[i]
-                if high < low_i:
-                    out.append([i])
-                    high = high_i
-                else:
-                    out[-1].append(i)
-                    high = max(high, high_i)
-        except TypeError:
-            return None
-        return [sorted(section) for section in out]
+        """:func:`~paimon_lab.mergetree.levels.key_sections` of ``files`` (this bucket's key types)."""
+        return key_sections(files, self.layout.key_types)
 
     def ordered_by_position(self, files: Sequence[DataFileMeta]) -> bool:
         """True if concatenating ``files`` in this order puts every key's versions in merge order:

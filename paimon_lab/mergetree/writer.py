@@ -31,7 +31,7 @@ from paimon_lab.mergetree.merge_engine import MergeFunction
 from paimon_lab.mergetree.compact_rewriter import (BucketFiles, CompactRewriter, concat_kv, diff_changelog,
                                                   drop_retracts, merge_order, merge_sorted, newest_upper)
 from paimon_lab.utils.arrow import semi_join
-from paimon_lab.mergetree.levels import Levels
+from paimon_lab.mergetree.levels import Levels, key_sections
 from paimon_lab.mergetree.lookup_files import POSITION, LookupFiles
 from paimon_lab.mergetree.compact_strategy import force_level0_unit
 from paimon_lab.mergetree.spill import SpillDirectory, SpilledRun, merge_runs, merge_slice, table_batches
@@ -193,7 +193,11 @@ class MergeTreeWriter:
         if full:
             files = self.levels.all_files()
             top = self.levels.max_level
-            if not files or (len(files) == 1 and files[0].level == top and not files[0].delete_row_count):
+            if all(f.level == top for f in files):
+                # One sorted run, already at the top: as Java 1.2+ (apache/paimon#5638), rewrite
+                # only the files that have a deletion vector (and any that may hold deletes).
+                files = [f for f in files if self._has_deletions(f)]
+            if not files:
                 return False
             self._compact_unit(files, top)
             return True
@@ -202,6 +206,11 @@ class MergeTreeWriter:
             return False
         self._compact_unit(unit.files, unit.output_level)
         return True
+
+    def _has_deletions(self, f: DataFileMeta) -> bool:
+        """The file has a deletion vector, or may hold -U/-D rows."""
+        dv = self.dvs.get(f.file_name)
+        return (dv is not None and not dv.is_empty()) or f.delete_row_count is None or f.delete_row_count > 0
 
     def compact_until_done(self, full: bool) -> None:
         """A full compaction, or universal compactions until the strategy picks nothing more."""
@@ -223,44 +232,51 @@ class MergeTreeWriter:
                 self._rewrite_unit(group, output_level)
 
     def _upgrade_steps(self, files: list[DataFileMeta], output_level: int) -> list[tuple[bool, list]] | None:
-        """How Java's compaction task handles a unit that is one sorted run (a lone file, or the
-        files of one level >= 1, which overlap nothing): a file of at least ``target-file-size *
-        compaction.small-file-ratio`` (or the only small one) is *upgraded*, moved to the output
-        level by rewriting its metadata only, unless it goes to the top level and may hold
-        deletes; runs of small files are rewritten together. Steps (upgrade?, files); None:
-        rewrite the whole unit (overlapping runs, or a changelog producer / deletion vectors /
-        first-row engine that must see the rows)."""
+        """How Java's compaction task handles a unit: its files grouped into sections by key range
+        (:func:`key_sections`). A file alone in its section overlaps nothing: one of at least
+        ``target-file-size * compaction.small-file-ratio`` is *upgraded*, moved to the output
+        level by rewriting its metadata only (unless it goes to the top level and may hold
+        deletes); small files and sections of overlapping files are rewritten together, up to the
+        next upgraded file. Steps (upgrade?, files), in key order; None: rewrite the whole unit
+        (a changelog producer, deletion vectors or the first-row engine must see the rows, or the
+        key ranges cannot be compared)."""
         owner = self.owner
         if (owner.changelog_producer in ("lookup", "full-compaction") or owner.dv_enabled
                 or owner.merge_fn.engine == "first-row"):
             return None
-        if len(files) > 1 and (len({f.level for f in files}) != 1 or files[0].level == 0):
+        sections = key_sections(files, self.layout.key_types)
+        if sections is None:
             return None
         min_size = owner.core.target_file_size * owner.core.get("compaction.small-file-ratio")
         top = self.levels.max_level
         steps: list[tuple[bool, list]] = []
-        small: list[DataFileMeta] = []
+        candidate: list[list[DataFileMeta]] = []   # sections waiting to be rewritten together
 
         def upgrade(f: DataFileMeta) -> None:
+            if f.level == output_level:
+                return
             if output_level == top and (f.delete_row_count is None or f.delete_row_count > 0):
                 steps.append((False, [f]))  # the top level keeps no deletes: rewrite to drop them
-            elif f.level != output_level:
+            else:
                 steps.append((True, [f]))
 
-        def flush_small() -> None:
-            if len(small) == 1:
-                upgrade(small[0])
-            elif small:
-                steps.append((False, list(small)))
-            small.clear()
+        def rewrite() -> None:
+            if len(candidate) == 1 and len(candidate[0]) == 1:
+                upgrade(candidate[0][0])    # a lone small file: nothing to rewrite it with
+            elif candidate:
+                steps.append((False, [f for section in candidate for f in section]))
+            candidate.clear()
 
-        for f in sorted(files, key=lambda x: x.min_key):
-            if f.file_size < min_size:
-                small.append(f)
+        for section in sections:
+            group = [files[i] for i in section]
+            if len(group) > 1:
+                candidate.append(group)
+            elif group[0].file_size < min_size:
+                candidate.append(group)
             else:
-                flush_small()
-                upgrade(f)
-        flush_small()
+                rewrite()
+                upgrade(group[0])
+        rewrite()
         return steps
 
     def _rewrite_unit(self, files: list[DataFileMeta], output_level: int) -> None:
