@@ -228,7 +228,9 @@ def _history(value):
             4: [(I, 2, v([1])), (UB, 2, v([1])), (UA, 2, v([7, 7]))],             # equal sequences
             5: [(I, 1, v([1])), (D, 5, v([9])), (I, 4, v([2, 2]))],               # retraction of what is not there
             6: [(I, 3, v([4])), (I, 1, v([4, 5])), (UB, 2, v([4])), (UA, 4, None)],  # older retraction, null insert
-            7: [(UB, 2, v([1])), (I, 1, v([1, 2]))]}                              # retraction before any insert
+            7: [(UB, 2, v([1])), (I, 1, v([1, 2]))],                             # retraction before any insert
+            8: [(I, 1, v([3, 3])), (I, 2, None)],                                 # repeated elements, then null
+            9: [(I, 2, v([3, 3])), (UB, 1, v([9]))]}                              # repeated, then a retraction
 
 
 def _history_commits(value, row):
@@ -241,8 +243,12 @@ def _nested(ids):  # nested rows {id, v}: v names the id and how many rows came 
     return None if ids is None else [{"id": i, "v": f"v{i}.{j}"} for j, i in enumerate(ids)]
 
 
-def _nu(k, g, n):
-    return {"k": k, "g": g, "n": n, "na": n}
+def _nu(k, g, n, na="same"):
+    return {"k": k, "g": g, "n": n, "na": n if na == "same" else na}
+
+
+def _nv(text):  # "1.0 2.1": rows {id 1, v1.0}, {id 2, v2.1}
+    return [{"id": int(t.split(".")[0]), "v": f"v{t}"} for t in text.split()]
 
 
 # nested_update in a sequence group: with a nested key (n: a later row of the same id replaces
@@ -259,11 +265,24 @@ PU_SG_NESTED = Case(
      "fields.na.aggregate-function": "nested_update"},
     _history_commits(_nested, _nu),
     unordered=("n",),
+    # keys 1-7: the second commit's writer folds its rows first (4: the retraction meets nothing
+    # there, so the id 1 of commit 1 stays; 6: the older insert starts the row, the retraction
+    # of id 4 takes it back, and the read adds commit 1's id 4 again)
+    expect={k: _nu(k, g, _nv(n), _nv(na)) for k, (g, n, na) in {
+        1: (3, "1.1 4.1 2.0 3.1", "1.0 1.1 2.2 3.0 4.1 2.0 3.1"), 2: (3, "2.1 1.0 5.1", "1.0 2.1 1.0 5.1"),
+        3: (3, "1.0", "1.0 2.1 2.2"), 4: (2, "1.0 7.1", "1.0 7.0 7.1"), 5: (5, "1.0 2.1", "1.0 2.0 2.1"),
+        6: (4, "4.0 5.1", "4.0 5.1"), 7: (2, "1.0 2.1", "1.0 2.1"),
+        11: (3, "4.1 1.1 2.0 3.1", "3.0 4.1 1.0 1.1 2.2 2.0 3.1"), 12: (3, "1.0 5.1 2.1", "1.0 5.1 2.1"),
+        13: (3, "1.0", "1.0 2.1 2.2"), 14: (2, "7.1", "7.0 7.1"), 15: (5, "2.1 1.0", "2.0 2.1 1.0"),
+        16: (4, "5.1", "5.1"), 17: (2, "1.0 2.1", "1.0 2.1"),
+        # Java's agg(acc, null) keeps acc as it is, repeated ids too; its retract maps acc by id
+        8: (2, "3.0 3.1", "3.0 3.1"), 18: (2, "3.0 3.1", "3.0 3.1"),
+        9: (2, "3.1", "3.0 3.1"), 19: (2, "3.1", "3.0 3.1")}.items()},
 )
 
 
-def _cd(k, g, c):
-    return {"k": k, "g": g, "cd": c, "c": c}
+def _cd(k, g, cd, c="same"):
+    return {"k": k, "g": g, "cd": cd, "c": cd if c == "same" else c}
 
 
 # collect with 'distinct' (cd; Java keeps a HashSet, so the order is unspecified) beside plain
@@ -276,6 +295,12 @@ PU_SG_COLLECT_DISTINCT = Case(
      "fields.c.aggregate-function": "collect"},
     _history_commits(lambda xs: xs, _cd),
     unordered=("cd",),
+    expect={k: _cd(k, *v) for k, v in {
+        1: (3, [1, 2, 3, 4], [1, 1, 2, 2, 3, 3, 4]), 2: (3, [1, 2, 5], [1, 2, 1, 5]), 3: (3, [1], [1, 2]),
+        4: (2, [1, 7], [1, 7, 7]), 5: (5, [1, 2], [1, 2, 2]), 6: (4, [4, 5], [4, 5]), 7: (2, [1, 2], [1, 2]),
+        11: (3, [1, 2, 3, 4], [1, 1, 2, 2, 3, 3, 4]), 12: (3, [2, 1, 5], [2, 1, 5]), 13: (3, [1], [1, 2]),
+        14: (2, [7], [7, 7]), 15: (5, [1, 2], [1, 2, 2]), 16: (4, [5], [4, 5]), 17: (2, [1, 2], [1, 2]),
+        8: (2, [3], [3, 3]), 18: (2, [3], [3, 3]), 9: (2, [3], [3, 3]), 19: (2, [3], [3, 3])}.items()},
 )
 
 
