@@ -348,6 +348,11 @@ def test_aggregation_keeps_key_partition_and_sequence_columns():
                   options={"merge-engine": "aggregation", "sequence.field": "ts",
                            "fields.default-aggregate-function": "sum"})
     assert values(merge(s, [("x", 1, 5, 1), ("x", 1, 9, 2)]), s) == [("x", 1, 9, 3)]
+    # the sequence column is last_value (Java 1.1+, apache/paimon#4977): a retraction merged last
+    # leaves it null, whatever 'fields.ts.aggregate-function' or the default says
+    rows = [("x", 1, 5, 1), ("x", 1, 9, 2), ("x", 2, 3, 4), ("x", 2, 7, 1)]
+    s = dataclasses.replace(s, options={**s.options, "fields.ts.aggregate-function": "max"})
+    assert values(merge(s, rows, [I, UB, I, D]), s) == [("x", 1, None, -1), ("x", 2, None, 3)]
 
 
 def test_listagg_delimiter_and_distinct():
