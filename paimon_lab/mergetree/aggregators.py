@@ -77,18 +77,27 @@ class FieldAggregator:
 
     def aggregate(self, values: pa.Array, gids: np.ndarray, n: int,
                   retract: np.ndarray | None = None) -> pa.Array:
-        if retract is None or not retract.any():
+        if retract is None:
             retract = np.zeros(len(values), dtype=bool)
-        elif self.ignore_retract:
-            keep = ~retract
+        keep = self.taking_part(retract)
+        if keep is not None:
             values, gids, retract = values.filter(pa.array(keep)), gids[keep], retract[keep]
-        elif not self.supports_retract:
-            self.refuse_retractions()
         out = self._aggregate(values, gids, n, retract)
         return out if out.type == values.type else out.cast(values.type)
 
     def _aggregate(self, values: pa.Array, gids: np.ndarray, n: int, retract: np.ndarray) -> pa.Array:
         raise NotImplementedError
+
+    def taking_part(self, retract: np.ndarray) -> np.ndarray | None:
+        """The rows to aggregate: None for all of them, or the inserts where the function ignores
+        retractions ('fields.<f>.ignore-retract'); raises if it cannot handle the retractions."""
+        if not retract.any():
+            return None
+        if self.ignore_retract:
+            return ~retract
+        if not self.supports_retract:
+            self.refuse_retractions()
+        return None
 
     def refuse_retractions(self) -> None:
         raise DataValidationError(

@@ -211,12 +211,13 @@ class _Arrival:
     def fold(self, agg: FieldAggregator, values: pa.Array, n: int) -> pa.Array:
         if not len(values):
             return pa.nulls(n, values.type)
+        keep = agg.taking_part(self.retract)  # None: every row; else ignored retractions left out
         if isinstance(agg, FoldingAggregator):  # collect, merge_map, nested_update: row by row where it matters
-            keep = ~self.retract if agg.ignore_retract else np.ones(len(values), dtype=bool)
-            if keep.all():
-                return agg.fold_arrival(values, self.gids, n, self.retract, ~self.wins & ~self.retract)
+            losing = ~self.wins & ~self.retract
+            if keep is None:
+                return agg.fold_arrival(values, self.gids, n, self.retract, losing)
             return agg.fold_arrival(values.filter(pa.array(keep)), self.gids[keep], n, self.retract[keep],
-                                    (~self.wins & ~self.retract)[keep])
+                                    losing[keep])
         if agg.name in ("first_value", "listagg"):
             # aggReversed of a monoid prepends: the fold is the function over the key's losing
             # inserts, newest first, then its winning rows in arrival order
@@ -225,9 +226,8 @@ class _Arrival:
             at = np.arange(len(values))
             java = np.lexsort((np.where(self.wins, at, -at), self.wins, self.gids))
             return agg.aggregate(values.take(pa.array(java)), self.gids[java], n, self.retract[java])
-        if self.retract.any() and not agg.supports_retract and not agg.ignore_retract:
-            agg.refuse_retractions()
-        retract = self.retract & ~agg.ignore_retract  # an ignored retraction leaves the value
+        # an ignored retraction leaves the value (its sequence still counted in ``wins``)
+        retract = self.retract if keep is None else self.retract & keep
         insert = ~self.retract
         if agg.name == "first_non_null_value":
             return take_or_null(values, self._first_non_null(values, n, insert))
