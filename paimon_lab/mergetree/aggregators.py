@@ -301,6 +301,21 @@ class FieldListaggAgg(FieldAggregator):
         if self.distinct and self.delimiter == "":
             raise OptionError(f"listagg of column '{column}' with 'distinct' needs a non-empty delimiter")
 
+    def agg_one(self, acc: str | None, value: str | None) -> str | None:
+        """Java's ``agg`` of one value into ``acc`` (a blank one counts as none)."""
+        if value is None or not value.strip():
+            return acc
+        if acc is None or not acc.strip():
+            return value
+        if not self.distinct:
+            return acc + self.delimiter + value
+        seen, out = set(acc.split(self.delimiter)), [acc]
+        for token in value.split(self.delimiter):
+            if token.strip() and token not in seen:
+                seen.add(token)
+                out.append(token)
+        return self.delimiter.join(out)
+
     @staticmethod
     def _blank(strings: pa.Array) -> np.ndarray:
         return to_bool(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(strings)), 0))

@@ -316,6 +316,14 @@ PU_SG_LISTAGG_DISTINCT = Case(
     _history_commits(lambda xs: None if xs is None else ",".join(f"t{x}" for x in xs), _la),
     skip="Java 0.9 and 1.0 have no 'distinct' for listagg (they ignore the option and concatenate "
          "everything): apache/paimon#6566 added it (Paimon 1.3), #7652 fixed it",
+    # what Java's source (FieldListaggAgg with distinct, folded by PartialUpdateMergeFunction)
+    # gives: a losing insert is kept whole and the accumulator adds its new tokens (11, 15);
+    # tests/test_merge_function.py checks the same rule without the oracle
+    expect={k: _la(k, *v) for k, v in {
+        1: (3, "t1,t1,t2,t3,t4"), 2: (3, "t1,t2,t5"), 3: (3, "t1,t2,t2"), 4: (2, "t1,t7"), 5: (5, "t1,t2"),
+        6: (4, "t4,t5"), 7: (2, "t1,t2"), 8: (2, "t3,t3"), 9: (2, "t3,t3"), 11: (3, "t3,t4,t1,t2"),
+        12: (3, "t1,t5,t2"), 13: (3, "t1,t2,t2"), 14: (2, "t1,t7"), 15: (5, "t2,t2,t1"), 16: (4, "t4,t5"),
+        17: (2, "t1,t2"), 18: (2, "t3,t3"), 19: (2, "t3,t3")}.items()},
 )
 
 
