@@ -4,7 +4,11 @@ against Java Paimon, both ways.
 Each case is one row-kind history over a few keys, written in two commits (so some keys merge in
 a writer's buffer and some across files at read time): retraction-only keys, a lone retraction,
 a retraction then an insert, an insert then a retraction, sequence-group retractions that win or
-lose, ``ignore-delete``, ``remove-record-on-delete`` and ``fields.<f>.ignore-retract``.
+lose, ``ignore-delete``, ``remove-record-on-delete`` and ``fields.<f>.ignore-retract``; the
+aggregated fields of sequence groups (last/first value, listagg, collect, merge_map,
+nested_update, distinct or not) and of the aggregation engine with ``sequence.field``, with
+inserts out of sequence order. Cases Java 0.9/1.0 cannot run (listagg 'distinct') are skipped
+with the reason and keep the rows Java's source gives.
 
 1. Java writes the history into table ``j``; paimon-lab reads what Java reads. paimon-lab then
    compacts ``j`` fully, and Java reads our compacted files the same;
