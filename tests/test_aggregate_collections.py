@@ -73,6 +73,18 @@ def test_nested_update_by_nested_key_and_appending():
     assert _merge(s, rows + [(1, [r])], [I, I, UB]) == [(1, [{"id": 2, "v": "b"}, {"id": 1, "v": "c"}])]
 
 
+def test_nested_update_keeps_an_array_met_only_by_nulls_as_it_is():
+    """Java's agg(acc, null) and agg(null, input) return the other array untouched (repeated ids and
+    null rows stay); its retract first maps the accumulator by id (repeated ids collapse)."""
+    twice = [{"id": 1, "v": "a"}, {"id": 1, "v": "b"}]
+    s = _schema(pa.list_(ROW), "nested_update", nested_key="id")
+    assert _merge(s, [(1, None), (1, twice), (1, None)]) == [(1, twice)]
+    assert _merge(s, [(1, twice), (1, [{"id": 9, "v": "z"}])], [I, UB]) == [(1, [{"id": 1, "v": "b"}])]
+    assert _merge(s, [(1, twice), (1, [{"id": 2, "v": "c"}])]) == [(1, [{"id": 1, "v": "b"}, {"id": 2, "v": "c"}])]
+    s = _schema(pa.list_(ROW), "nested_update")
+    assert _merge(s, [(1, [None, twice[0]]), (1, None), (2, None), (2, None)]) == [(1, [None, twice[0]]), (2, None)]
+
+
 def test_nested_update_checks_its_type_and_key():
     with pytest.raises(OptionError, match="ARRAY<ROW"):
         merge_function_for(_schema(pa.list_(pa.int32()), "nested_update"))

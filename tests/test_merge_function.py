@@ -243,6 +243,21 @@ def test_partial_update_sequence_group_first_value_and_listagg_fold_in_arrival_o
     assert values(merge(s, rows), s) == [(k, *want) for k, (_, want) in history.items()]
 
 
+def test_partial_update_sequence_group_listagg_distinct_folds_in_arrival_order():
+    """listagg with 'distinct' (Java 1.3+, apache/paimon#6566; the oracle's 0.9/1.0 lack it): a
+    losing insert is folded in with aggReversed = agg(insert, accumulator), so the insert is kept
+    whole and the accumulator adds its tokens not in it; an ignored retraction's sequence counts."""
+    s = schema_of([("k", pa.int32()), ("g", pa.int32()), ("la", pa.string())],
+                  options={"merge-engine": "partial-update", "fields.g.sequence-group": "la",
+                           "fields.la.aggregate-function": "listagg", "fields.la.distinct": "true",
+                           "fields.la.ignore-retract": "true"})
+    rows = [(1, 1, "a,a,b"), (1, 3, "b,c"), (1, 2, "c,d"),       # the last loses: c,d then a, b
+            (2, 1, "a"), (2, 5, "x"), (2, 4, "b,b"),             # a retraction of sequence 5 in between
+            (3, 1, "a,b"), (3, 2, "b,c"), (3, 3, " ")]           # in sequence order: appended
+    kinds = [I, I, I, I, UB, I, I, I, I]
+    assert values(merge(s, rows, kinds), s) == [(1, 3, "c,d,a,b"), (2, 5, "b,b,a"), (3, 3, "a,b,c")]
+
+
 def test_partial_update_sequence_group_collect_and_merge_map_fold_in_arrival_order():
     """collect appends a losing insert too (Java's FieldCollectAgg.aggReversed is agg); a losing
     merge_map gives way to the keys it meets; a retraction retracts where it arrives."""
@@ -348,6 +363,11 @@ def test_aggregation_keeps_key_partition_and_sequence_columns():
                   options={"merge-engine": "aggregation", "sequence.field": "ts",
                            "fields.default-aggregate-function": "sum"})
     assert values(merge(s, [("x", 1, 5, 1), ("x", 1, 9, 2)]), s) == [("x", 1, 9, 3)]
+    # the sequence column is last_value (Java 1.1+, apache/paimon#4977): a retraction merged last
+    # leaves it null, whatever 'fields.ts.aggregate-function' or the default says
+    rows = [("x", 1, 5, 1), ("x", 1, 9, 2), ("x", 2, 3, 4), ("x", 2, 7, 1)]
+    s = dataclasses.replace(s, options={**s.options, "fields.ts.aggregate-function": "max"})
+    assert values(merge(s, rows, [I, UB, I, D]), s) == [("x", 1, None, -1), ("x", 2, None, 3)]
 
 
 def test_listagg_delimiter_and_distinct():
@@ -683,6 +703,13 @@ def java_fold_step(func, acc, initialized, v, kind, wins, column, opts):
         return (b, True) if not initialized and b is not None else (a, initialized)
     delim = opts.get(f"fields.{column}.list-agg-delimiter", ",")   # listagg: blanks do not count
     a, b = (None if x is None or x.strip() == "" else x for x in (a, b))
+    if a is not None and b is not None and _bool(opts, f"fields.{column}.distinct"):
+        seen = set(a.split(delim))
+        for token in b.split(delim):
+            if token.strip() and token not in seen:
+                seen.add(token)
+                a = a + delim + token
+        return a, initialized
     return (b if a is None else a if b is None else a + delim + b), initialized
 
 
@@ -703,8 +730,7 @@ def model_partial_update(schema, rows, kinds=None):
         aliases = {"first_not_null_value": "first_non_null_value", "last_not_null_value": "last_non_null_value"}
         aggs = {f: aliases.get(opts.get(f"fields.{f}.aggregate-function"), opts.get(f"fields.{f}.aggregate-function"))
                 for f in fields}
-        arrival = {f: func for f, func in aggs.items() if func in ARRIVAL_ORDER
-                   and not (func == "listagg" and _bool(opts, f"fields.{f}.distinct"))}
+        arrival = {f: func for f, func in aggs.items() if func in ARRIVAL_ORDER}
         initialized = dict.fromkeys(arrival, False)
         current = None
         for row, kind in zip(rows, kinds):  # Java's rule: a row with a non-null sequence >= the current one updates

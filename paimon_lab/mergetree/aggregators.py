@@ -77,18 +77,27 @@ class FieldAggregator:
 
     def aggregate(self, values: pa.Array, gids: np.ndarray, n: int,
                   retract: np.ndarray | None = None) -> pa.Array:
-        if retract is None or not retract.any():
+        if retract is None:
             retract = np.zeros(len(values), dtype=bool)
-        elif self.ignore_retract:
-            keep = ~retract
+        keep = self.taking_part(retract)
+        if keep is not None:
             values, gids, retract = values.filter(pa.array(keep)), gids[keep], retract[keep]
-        elif not self.supports_retract:
-            self.refuse_retractions()
         out = self._aggregate(values, gids, n, retract)
         return out if out.type == values.type else out.cast(values.type)
 
     def _aggregate(self, values: pa.Array, gids: np.ndarray, n: int, retract: np.ndarray) -> pa.Array:
         raise NotImplementedError
+
+    def taking_part(self, retract: np.ndarray) -> np.ndarray | None:
+        """The rows to aggregate: None for all of them, or the inserts where the function ignores
+        retractions ('fields.<f>.ignore-retract'); raises if it cannot handle the retractions."""
+        if not retract.any():
+            return None
+        if self.ignore_retract:
+            return ~retract
+        if not self.supports_retract:
+            self.refuse_retractions()
+        return None
 
     def refuse_retractions(self) -> None:
         raise DataValidationError(
@@ -291,6 +300,21 @@ class FieldListaggAgg(FieldAggregator):
         self.distinct = bool_option(options, f"{FIELDS_PREFIX}{column}.distinct")
         if self.distinct and self.delimiter == "":
             raise OptionError(f"listagg of column '{column}' with 'distinct' needs a non-empty delimiter")
+
+    def agg_one(self, acc: str | None, value: str | None) -> str | None:
+        """Java's ``agg`` of one value into ``acc`` (a blank one counts as none)."""
+        if value is None or not value.strip():
+            return acc
+        if acc is None or not acc.strip():
+            return value
+        if not self.distinct:
+            return acc + self.delimiter + value
+        seen, out = set(acc.split(self.delimiter)), [acc]
+        for token in value.split(self.delimiter):
+            if token.strip() and token not in seen:
+                seen.add(token)
+                out.append(token)
+        return self.delimiter.join(out)
 
     @staticmethod
     def _blank(strings: pa.Array) -> np.ndarray:

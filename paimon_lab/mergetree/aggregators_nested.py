@@ -213,7 +213,9 @@ class FieldNestedUpdateAgg(FoldingAggregator):
 
     With ``fields.<f>.nested-key`` (row fields, comma separated) a later row replaces the earlier
     one of the same nested key; without it rows are appended. Null rows are dropped. A retraction
-    removes the rows of its nested keys (without a key: the rows equal to its rows).
+    removes the rows of its nested keys (without a key: the rows equal to its rows). As Java's
+    ``agg`` and ``retract``, a value met only by nulls is kept as it is (its repeated keys and null
+    rows too) until a second array or a retraction merges it.
     """
 
     name, types = "nested_update", frozenset({"ARRAY"})
@@ -234,6 +236,18 @@ class FieldNestedUpdateAgg(FoldingAggregator):
                               f"which are not fields of {element}")
 
     def _vector(self, values, gids, n):
+        valid = valid_mask(values)
+        arrays = np.bincount(gids[valid], minlength=n)
+        merged = self._merge_arrays(values, gids, n)
+        if not (arrays == 1).any():
+            return merged
+        # a group's only array is Java's accumulator untouched: not deduplicated
+        at = np.full(n, -1, dtype=np.int64)
+        at[gids[valid]] = np.flatnonzero(valid)
+        take = np.where(arrays == 1, n + at, np.arange(n))
+        return pa.concat_arrays([merged, values.cast(merged.type)]).take(pa.array(take))
+
+    def _merge_arrays(self, values, gids, n):
         idx, parent = _children(values)
         rows = values.values.take(pa.array(idx))
         keep = valid_mask(rows)
@@ -252,9 +266,9 @@ class FieldNestedUpdateAgg(FoldingAggregator):
         return tuple(repr(row[k]) for k in self.nested_key)
 
     def _py_agg(self, acc, value):
-        if value is None:
-            return acc
-        rows = [r for r in (acc or []) + value if r is not None]
+        if acc is None or value is None:
+            return value if acc is None else acc
+        rows = [r for r in acc + value if r is not None]
         if not self.nested_key:
             return rows
         merged: dict[tuple, dict] = {}
@@ -267,7 +281,7 @@ class FieldNestedUpdateAgg(FoldingAggregator):
         if acc is None or value is None:
             return acc
         gone = [r for r in value if r is not None]
-        if self.nested_key:
+        if self.nested_key:  # Java puts the accumulator in a map by key first: repeated keys go
             keys = {self._key(r) for r in gone}
-            return [r for r in acc if r is not None and self._key(r) not in keys]
+            return [r for r in self._py_agg([], acc) if self._key(r) not in keys]
         return [r for r in acc if r is not None and r not in gone]

@@ -18,7 +18,8 @@ __all__ = ["AggregateMergeFunction"]
 class AggregateMergeFunction(MergeFunction):
     """Each value column is reduced by its :class:`FieldAggregator`; the result is +I.
 
-    Primary-key, partition and ``sequence.field`` columns are not aggregated (last row's value).
+    Primary-key and partition columns are not aggregated (last row's value); ``sequence.field``
+    columns take ``last_value``, so a retraction merged last leaves them null.
     """
 
     engine = "aggregation"
@@ -44,11 +45,14 @@ class AggregateMergeFunction(MergeFunction):
 
     @classmethod
     def from_schema(cls, schema, ignore_delete, fixed, sequence_fields):
-        """One aggregator per column but the fixed and sequence columns (``last_non_null_value``
-        unless 'fields.<f>.aggregate-function' or 'fields.default-aggregate-function' says)."""
+        """One aggregator per column but the fixed ones (``last_non_null_value`` unless
+        'fields.<f>.aggregate-function' or 'fields.default-aggregate-function' says); sequence
+        columns ``last_value`` whatever the options say, as Java 1.1+ (apache/paimon#4977; 0.9/1.0
+        aggregated them like any column)."""
         options: Mapping[str, str] = schema.options
         aggregators = {
-            f.name: create_field_aggregator(f.name, f.type, aggregate_function_option(options, f.name)
-                                            or "last_non_null_value", options)
-            for f in schema.fields if f.name not in fixed and f.name not in sequence_fields}
+            f.name: create_field_aggregator(
+                f.name, f.type, "last_value" if f.name in sequence_fields
+                else aggregate_function_option(options, f.name) or "last_non_null_value", options)
+            for f in schema.fields if f.name not in fixed}
         return cls(aggregators, ignore_delete, bool_option(options, cls.remove_on_delete_option))

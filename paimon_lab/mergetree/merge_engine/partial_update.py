@@ -150,10 +150,9 @@ class PartialUpdateMergeFunction(MergeFunction):
 
 
 def _folds_in_arrival_order(agg: FieldAggregator) -> bool:
-    """Functions whose result depends on the order Java folds them in (listagg with 'distinct'
-    keeps the sequence order)."""
-    return agg.name in ("last_value", "last_non_null_value", "first_value", "first_non_null_value") or (
-        agg.name == "listagg" and not getattr(agg, "distinct", False)) or isinstance(agg, FoldingAggregator)
+    """Functions whose result depends on the order Java folds them in."""
+    return agg.name in ("last_value", "last_non_null_value", "first_value", "first_non_null_value",
+                        "listagg") or isinstance(agg, FoldingAggregator)
 
 
 def _wins(order: np.ndarray, rows: np.ndarray, seq_cols: list[pa.Array], gids: np.ndarray,
@@ -205,18 +204,42 @@ class _Arrival:
         after = segment_reduce(np.maximum, np.where(lose & (at > init[gids]), at, -1), gids, n, -1)
         return np.where(init < big, np.where(after >= 0, after, at_init), np.where(lose_set < big, lose_set, -1))
 
+    def _fold_rows(self, agg: FieldAggregator, values: pa.Array, n: int, keep: np.ndarray | None) -> pa.Array:
+        """Java's fold row by row (``agg_one``) for the keys with a losing insert; the others
+        arrive in sequence order and aggregate at once."""
+        gids, wins = self.gids, self.wins
+        if keep is not None:  # ignored retractions (a listagg cannot retract otherwise)
+            values, gids, wins = values.filter(pa.array(keep)), gids[keep], wins[keep]
+        touched = np.zeros(n, dtype=bool)
+        touched[gids[~wins]] = True
+        plain = ~touched[gids]
+        out = agg.aggregate(values.filter(pa.array(plain)), gids[plain], n)
+        rows = np.flatnonzero(~plain)
+        if not len(rows):
+            return out
+        folded: dict[int, object] = {}
+        for row, value in zip(rows, values.take(pa.array(rows)).to_pylist()):
+            acc = folded.get(gids[row])
+            folded[gids[row]] = agg.agg_one(acc, value) if wins[row] else agg.agg_one(value, acc)
+        groups = np.flatnonzero(touched)
+        take = np.where(touched, n + np.cumsum(touched) - 1, np.arange(n))
+        return pa.concat_arrays([out, pa.array([folded[g] for g in groups], out.type)]).take(pa.array(take))
+
     def _last(self, mask: np.ndarray, n: int) -> np.ndarray:
         return segment_reduce(np.maximum, np.where(mask, np.arange(len(mask)), -1), self.gids, n, -1)
 
     def fold(self, agg: FieldAggregator, values: pa.Array, n: int) -> pa.Array:
         if not len(values):
             return pa.nulls(n, values.type)
+        keep = agg.taking_part(self.retract)  # None: every row; else ignored retractions left out
         if isinstance(agg, FoldingAggregator):  # collect, merge_map, nested_update: row by row where it matters
-            keep = ~self.retract if agg.ignore_retract else np.ones(len(values), dtype=bool)
-            if keep.all():
-                return agg.fold_arrival(values, self.gids, n, self.retract, ~self.wins & ~self.retract)
+            losing = ~self.wins & ~self.retract
+            if keep is None:
+                return agg.fold_arrival(values, self.gids, n, self.retract, losing)
             return agg.fold_arrival(values.filter(pa.array(keep)), self.gids[keep], n, self.retract[keep],
-                                    (~self.wins & ~self.retract)[keep])
+                                    losing[keep])
+        if getattr(agg, "distinct", False):  # listagg: a losing insert keeps its own tokens first
+            return self._fold_rows(agg, values, n, keep)
         if agg.name in ("first_value", "listagg"):
             # aggReversed of a monoid prepends: the fold is the function over the key's losing
             # inserts, newest first, then its winning rows in arrival order
@@ -225,9 +248,8 @@ class _Arrival:
             at = np.arange(len(values))
             java = np.lexsort((np.where(self.wins, at, -at), self.wins, self.gids))
             return agg.aggregate(values.take(pa.array(java)), self.gids[java], n, self.retract[java])
-        if self.retract.any() and not agg.supports_retract and not agg.ignore_retract:
-            agg.refuse_retractions()
-        retract = self.retract & ~agg.ignore_retract  # an ignored retraction leaves the value
+        # an ignored retraction leaves the value (its sequence still counted in ``wins``)
+        retract = self.retract if keep is None else self.retract & keep
         insert = ~self.retract
         if agg.name == "first_non_null_value":
             return take_or_null(values, self._first_non_null(values, n, insert))
