@@ -890,7 +890,7 @@ BEHAVIOUR.update({
     "changelog.num-retained.max": _LIFECYCLE + "test_long_lived_changelog_survives_snapshot_expiry",
     "changelog.time-retained": _LIFECYCLE + "test_changelog_time_retained_and_min",
     "compaction.small-file-ratio":
-        "tests/test_compact_upgrade.py::test_small_file_ratio_decides_which_files_of_a_run_are_rewritten",
+        "tests/test_compact_upgrade.py::test_small_file_ratio_decides_which_files_of_a_unit_are_rewritten",
     "metastore.partitioned-table": "tests/test_hive_catalog.py::test_entries_in_metastore",
     "hive.<key>": "tests/test_hive_catalog.py::test_entries_in_metastore",
 })
