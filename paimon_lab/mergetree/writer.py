@@ -195,8 +195,8 @@ class MergeTreeWriter:
             top = self.levels.max_level
             if all(f.level == top for f in files):
                 # One sorted run, already at the top: as Java 1.2+ (apache/paimon#5638), rewrite
-                # only the files that have a deletion vector (and any that may hold deletes).
-                files = [f for f in files if self._has_deletions(f)]
+                # only the files that have a deletion vector.
+                files = [f for f in files if self._has_deletion_vector(f)]
             if not files:
                 return False
             self._compact_unit(files, top)
@@ -207,10 +207,9 @@ class MergeTreeWriter:
         self._compact_unit(unit.files, unit.output_level)
         return True
 
-    def _has_deletions(self, f: DataFileMeta) -> bool:
-        """The file has a deletion vector, or may hold -U/-D rows."""
+    def _has_deletion_vector(self, f: DataFileMeta) -> bool:
         dv = self.dvs.get(f.file_name)
-        return (dv is not None and not dv.is_empty()) or f.delete_row_count is None or f.delete_row_count > 0
+        return dv is not None and not dv.is_empty()
 
     def compact_until_done(self, full: bool) -> None:
         """A full compaction, or universal compactions until the strategy picks nothing more."""
