@@ -103,8 +103,7 @@ def covered_runs(readers: Sequence, key_columns: Sequence[str], key_types: Seque
     the partition keys) must be one integer, date or timestamp column, else nothing is dropped.
     Files whose key ranges (file metadata) are apart are never compared; one file's keys are
     decoded only when enough newer rows overlap it."""
-    varying = list(key_columns)
-    if len(readers) < 2 or len(varying) != 1:
+    if len(readers) < 2 or len(key_columns) != 1:
         return set()
     files = [r.meta for r in readers]
     try:
@@ -116,7 +115,7 @@ def covered_runs(readers: Sequence, key_columns: Sequence[str], key_types: Seque
 
     def keys(i: int) -> np.ndarray | None:
         if i not in cache:
-            column = readers[i].read(varying).column(0)
+            column = readers[i].read(list(key_columns)).column(0)
             t = column.type
             exact = pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_timestamp(t)
             cache[i] = column.to_numpy() if exact and column.null_count == 0 else None

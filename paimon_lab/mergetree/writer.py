@@ -268,9 +268,7 @@ class MergeTreeWriter:
 
         for section in sections:
             group = [files[i] for i in section]
-            if len(group) > 1:
-                candidate.append(group)
-            elif group[0].file_size < min_size:
+            if len(group) > 1 or group[0].file_size < min_size:   # overlapping, or small
                 candidate.append(group)
             else:
                 rewrite()
