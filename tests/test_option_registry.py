@@ -340,12 +340,17 @@ def b_scan_tag_name(tmp_path):
 
 
 def b_scan_version(tmp_path):
+    # a query option only: Java refuses it as a table option (its schema validation wants
+    # scan.snapshot-id or scan.tag-name there), and so does paimon-lab
     t = _three_commits(tmp_path)
     t.create_tag("v1", 1)
-    t.alter(SchemaChange.set_option("scan.version", "v1"))
-    assert _ids(t) == [1]
-    t.alter(SchemaChange.set_option("scan.version", "2"))
-    assert _ids(t) == [1, 2]
+    with pytest.raises(OptionError, match="scan.snapshot-id"):
+        t.alter(SchemaChange.set_option("scan.version", "v1"))
+    s = _sql(tmp_path)
+    name = t.identifier.split(".")[-1]
+    for version, ids in (("v1", [1]), ("2", [1, 2])):
+        got = s.execute(f"SELECT id FROM db.{name} /*+ OPTIONS('scan.version' = '{version}') */")
+        assert sorted(got.column("id").to_pylist()) == ids
 
 
 def b_scan_timestamp_millis(tmp_path):
@@ -538,7 +543,7 @@ def b_retry_waits(tmp_path):
 def b_streaming_read_overwrite(tmp_path):
     seen = []
     for flag in ("false", "true"):
-        t = _table(tmp_path, **{"streaming-read-overwrite": flag})
+        t = _table(tmp_path, pk=["id"], **{"bucket": "1", "streaming-read-overwrite": flag})
         t.write(_rows((1, "a")))
         t.write(_rows((2, "b")), overwrite=True)
         seen.append(t.changes(1)["id"].to_pylist())

@@ -114,9 +114,11 @@ def test_stream_starts_as_the_tables_scan_options_say(catalog, sample_schema):
     assert [b.snapshot_id for b in t.stream(timeout=0)] == [3]            # latest-full by default
     t.alter(SchemaChange.set_option("scan.snapshot-id", "2"))
     assert [(b.snapshot_id, ids(b)) for b in t.stream(timeout=0)] == [(2, [10]), (3, [20])]
-    t.alter(SchemaChange.remove_option("scan.snapshot-id"), SchemaChange.set_option("scan.tag-name", "second"),
+    t.alter(SchemaChange.remove_option("scan.snapshot-id"), SchemaChange.set_option("scan.tag-name", "second"))
+    assert [(b.snapshot_id, ids(b)) for b in t.stream(timeout=0)] == [(2, [10]), (3, [20])]   # from the tag
+    t.alter(SchemaChange.remove_option("scan.tag-name"), SchemaChange.set_option("scan.snapshot-id", "2"),
             SchemaChange.set_option("scan.mode", "from-snapshot-full"))
     first = next(t.stream(timeout=0))
-    assert first.snapshot_id == 2 and ids(first) == [0, 10]               # the tag's snapshot, in full
+    assert first.snapshot_id == 2 and ids(first) == [0, 10]               # the snapshot, in full
     # an explicit mode still wins over the table's options
     assert [(b.snapshot_id, ids(b)) for b in t.stream(mode="latest-full", timeout=0)] == [(3, [0, 10, 20])]

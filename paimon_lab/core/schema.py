@@ -14,6 +14,7 @@ from paimon_lab.core.bucket_function import check_bucket_function
 from paimon_lab.errors import CorruptFileError, OptionError, SchemaError
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.core.options import CoreOptions, validate_options
+from paimon_lab.core.schema_validation import validate_table_schema
 from paimon_lab.utils import html as H
 
 SCHEMA_VERSION = 3
@@ -200,6 +201,7 @@ def field_default_values(schema: TableSchema) -> dict[str, pa.Scalar]:
 
 def _validate(schema: TableSchema) -> None:
     _validate_buckets(schema)
+    validate_table_schema(schema)
     field_default_values(schema)
     function = schema.core.get("bucket-function.type")
     if function != "default" and schema.core.bucket > 0:
