@@ -6,8 +6,10 @@ query, whose DuckDB SQL runs over the Arrow tables read."""
 from __future__ import annotations
 
 import copy
+import datetime as dt
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 from sqlglot import exp
 
 from paimon_lab.core.predicate import Predicate, predicate_of
@@ -57,7 +59,7 @@ class Planner:
         ast = copy.deepcopy(ast)
         self._counter = counter if counter is not None else [0]
         _inline_ctes(ast)
-        _flink_unix_timestamp(ast)
+        _flink_unix_timestamp(ast, self.rw)
         ast = self._resolve(ast)
         self._push_into_derived(ast)
         self._analyze(ast)
@@ -376,6 +378,10 @@ class Planner:
             return None
         return target
 
+    def _utc_session(self) -> bool:
+        zone = self.ctx.local_tz()
+        return all(zone.utcoffset(dt.datetime(2000, m, 1)) == dt.timedelta(0) for m in (1, 7))
+
     def _to_predicate(self, conj: exp.Expression, rel: RelInfo) -> Predicate | None:
         cmap = rel.column_map()
         tree = conj.copy()
@@ -384,6 +390,9 @@ class Planner:
             if real is None:
                 return None
             col.replace(exp.column(exp.to_identifier(real, quoted=True)))
+            kind = rel.relation.schema.field(real).type
+            if pa.types.is_timestamp(kind) and kind.tz and not self._utc_session():
+                return None  # a predicate reads a TIMESTAMP_LTZ literal in UTC; DuckDB in the session's zone
         try:
             return predicate_of(tree, rel.relation.schema)
         except Exception:  # noqa: BLE001 - a conjunct that is no predicate stays with DuckDB
@@ -508,10 +517,29 @@ def _int_literal(node) -> int | None:
     return None
 
 
-def _flink_unix_timestamp(ast: exp.Expression) -> None:
+def _flink_unix_timestamp(ast: exp.Expression, rw: Rewritten) -> None:
     """Flink's UNIX_TIMESTAMP as Flink has it, not as sqlglot reads Spark's: whole seconds as a
-    BIGINT, and without an argument the current time (sqlglot parses a time from it)."""
+    BIGINT, a string read in the session time zone, and without an argument the current time
+    (sqlglot parses a time from it); and Flink's TO_TIMESTAMP_LTZ(epoch, 0 | 3)."""
     for node in list(ast.find_all(exp.StrToUnix)):
-        value = exp.TimeToUnix(this=exp.CurrentTimestamp()) if isinstance(node.this, exp.CurrentTimestamp) \
-            else node.copy()
+        if isinstance(node.this, exp.CurrentTimestamp):
+            value = exp.TimeToUnix(this=exp.CurrentTimestamp())
+        else:  # STRPTIME gives a TIMESTAMP; as TIMESTAMP_LTZ it is a time in the session's zone
+            parsed = exp.StrToTime(this=node.this.copy(), format=node.args["format"].copy())
+            value = exp.TimeToUnix(this=exp.Cast(this=parsed, to=exp.DataType.build("TIMESTAMPTZ")))
         node.replace(exp.Cast(this=exp.Floor(this=value), to=exp.DataType.build("BIGINT")))
+    for node in list(ast.find_all(exp.Anonymous)):
+        if str(node.this).upper() != "TO_TIMESTAMP_LTZ":
+            continue
+        args = node.expressions
+        precision = args[1] if len(args) == 2 else exp.Literal.number(3) if len(args) == 1 else None
+        if precision is None or not (isinstance(precision, exp.Literal) and precision.this in ("0", "3")) or \
+                (isinstance(args[0], exp.Literal) and args[0].is_string):
+            raise rw.node_error("TO_TIMESTAMP_LTZ takes an epoch number and a precision of 0 (seconds) or "
+                                "3 (milliseconds): TO_TIMESTAMP_LTZ(epoch, 0 | 3)", node)
+        scale = 1_000_000 if precision.this == "0" else 1000
+        epoch = exp.Cast(this=args[0].copy(), to=exp.DataType.build("DECIMAL(38, 6)"))
+        micros = exp.Cast(this=exp.Mul(this=epoch, expression=exp.Literal.number(scale)),
+                          to=exp.DataType.build("BIGINT"))
+        node.replace(exp.Anonymous(this="TIMEZONE", expressions=[
+            exp.Literal.string("UTC"), exp.Anonymous(this="MAKE_TIMESTAMP", expressions=[micros])]))
