@@ -41,7 +41,7 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
         raise DataValidationError(f"Data has columns that are not in the table: {extra}; table columns are "
                                   f"{target.names}")
     if missing:
-        raise DataValidationError(f"Data is missing columns {missing}")
+        data = _fill_missing(data, missing, schema, target)
     columns = []
     length_mode = length_enforcer_override.get() or schema.core.get(TYPE_LENGTH_ENFORCER)
     for f in target:
@@ -57,6 +57,33 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
             raise DataValidationError(f"Column '{f.name}' is NOT NULL but has {column.null_count} null value(s)")
         columns.append(enforce_length(column, schema.field(f.name), length_mode))
     return pa.Table.from_arrays(columns, schema=target)
+
+
+def _fill_missing(data: pa.Table, missing: list[str], schema: "TableSchema", target: pa.Schema) -> pa.Table:
+    """``data`` with its missing nullable columns added, as SQL's INSERT with a column list does:
+    a field's ``defaultValue`` where the schema has one, else NULL (a ``fields.<name>.default-value``
+    option then shows on read, as in Java). A missing NOT NULL column is an error."""
+    required = [n for n in missing if not target.field(n).nullable]
+    if required:
+        keys = [n for n in required if n in schema.primary_keys]
+        what = "NOT NULL" + (f"; primary key: {keys}" if keys else "")
+        raise DataValidationError(f"Data is missing column(s) {required} ({what}); only nullable columns may be "
+                                  f"left out (they are written as NULL or their default value)")
+    for name in missing:
+        f = target.field(name)
+        text = schema.field(name).default_value
+        if text is None:
+            column = pa.nulls(data.num_rows, f.type)
+        else:
+            try:
+                literal = text[1:-1].replace("''", "'") if len(text) > 1 and text[0] == text[-1] == "'" else text
+                value = pa.scalar(literal).cast(f.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise DataValidationError(f"Column '{name}': its default value {text} is not a "
+                                          f"{schema.field(name).type}: {e}") from None
+            column = pa.repeat(value, data.num_rows)
+        data = data.append_column(pa.field(name, f.type), column)
+    return data
 
 
 # A SQL session's SET of the enforcer, over the table option while its statement runs.
