@@ -125,3 +125,23 @@ def test_a_column_named_timestamp_is_still_a_column(s):
     s.run("CREATE TABLE e (`timestamp` BIGINT)")
     s.run("INSERT INTO e VALUES (5)")
     assert s.run("SELECT timestamp AS timestamp FROM e").to_pylist() == [{"timestamp": 5}]
+
+
+def test_python_datetimes_bind_as_instants_or_wall_clocks(s):
+    s.run("SET 'table.local-time-zone' = 'Asia/Shanghai'")
+    instant = dt.datetime(2024, 1, 1, 10, 0, tzinfo=UTC)
+    s.run("INSERT INTO t (id, ts, ltz) VALUES (?, ?, ?)", [1, dt.datetime(2024, 1, 1, 10, 0), instant])
+    row = s.run("SELECT ts, ltz FROM t WHERE ltz = ?", [instant]).to_pylist()[0]
+    assert row["ts"] == dt.datetime(2024, 1, 1, 10, 0) and row["ltz"] == instant
+
+
+def test_time_travel_reads_its_timestamp_in_the_session_zone(s):
+    s.run("INSERT INTO t (id) VALUES (1)")
+    committed = s.run("SELECT commit_time FROM `t$snapshots`").column(0)[0].as_py()  # local wall clock
+    s.run("SET 'table.local-time-zone' = 'GMT+10:00'")
+    shifted = committed + dt.timedelta(hours=10) - (dt.datetime.now().astimezone().utcoffset() or dt.timedelta(0))
+    at = (shifted + dt.timedelta(seconds=1)).strftime("%Y-%m-%d %H:%M:%S")
+    assert s.run(f"SELECT id FROM t FOR SYSTEM_TIME AS OF TIMESTAMP '{at}'").column("id").to_pylist() == [1]
+    early = (shifted - dt.timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
+    with pytest.raises(SqlError):
+        s.run(f"SELECT id FROM t FOR SYSTEM_TIME AS OF TIMESTAMP '{early}'")

@@ -291,10 +291,7 @@ def _in_zone(data: pa.Table, zone: str) -> pa.Table:
     arrow_zone = zone[3:] if zone.startswith("GMT") and zone[3:4] in "+-" and len(zone) > 3 else zone
     fields = [f.with_type(pa.timestamp(f.type.unit, tz=arrow_zone))
               if pa.types.is_timestamp(f.type) and f.type.tz else f for f in data.schema]
-    try:
-        return data.cast(pa.schema(fields, metadata=data.schema.metadata))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a zone Arrow does not know: leave UTC
-        return data
+    return data.cast(pa.schema(fields, metadata=data.schema.metadata))
 
 
 def _shift(e: SqlError, script: str, offset: int) -> SqlError:
