@@ -14,12 +14,14 @@ pytest.importorskip("duckdb")
 
 @pytest.fixture(scope="module")
 def ip():
+    from IPython import get_ipython
     from IPython.testing.globalipapp import start_ipython
 
-    shell = start_ipython()
-    from paimon_lab.magic import load_ipython_extension
+    shell = start_ipython() or get_ipython()  # None when another test module started it
+    if "paimon" not in shell.magics_manager.magics["cell"]:
+        from paimon_lab.magic import load_ipython_extension
 
-    load_ipython_extension(shell)
+        load_ipython_extension(shell)
     return shell
 
 
