@@ -58,7 +58,7 @@ def test_default_values_fill_what_is_left_out(catalog):
     t2 = catalog.create_table("db.f", fields=fields)
     t2.write(pa.table({"id": [1, 2], "n": [1, None]}))
     assert sorted(t2.to_arrow().to_pylist(), key=lambda r: r["id"]) == [
-        {"id": 1, "name": "unknown", "n": 1}, {"id": 2, "name": "unknown", "n": None}]
+        {"id": 1, "name": "unknown", "n": 1}, {"id": 2, "name": "unknown", "n": 7}]  # NULL too, as Java's write
 
 
 def test_an_opened_table_writes_the_same_way(catalog):
@@ -66,3 +66,20 @@ def test_an_opened_table_writes_the_same_way(catalog):
     t = Table.open(catalog.get_table("db.o").path)
     t.write(pa.table({"id": [1]}))
     assert t.to_arrow().column("name").to_pylist() == [None]
+
+
+def test_a_field_default_replaces_nulls_in_sql_inserts_too(catalog, tmp_path):
+    from paimon_lab.sql import Session
+
+    fields = [T.DataField(0, "id", T.parse_type("BIGINT NOT NULL")),
+              T.DataField(1, "name", T.parse_type("STRING"), default_value="'it''s'")]
+    catalog.create_table("db.s", fields=fields)
+    s = Session()
+    s.run(f"CREATE CATALOG c WITH ('type'='paimon', 'warehouse'='{catalog.warehouse}'); USE CATALOG c; USE db")
+    s.run("INSERT INTO s (id) VALUES (1)")
+    s.run("INSERT INTO s VALUES (2, NULL), (3, 'x')")
+    assert s.run("SELECT * FROM s ORDER BY id").to_pylist() == [
+        {"id": 1, "name": "it's"}, {"id": 2, "name": "it's"}, {"id": 3, "name": "x"}]
+    bad = catalog.create_table("db.bad", fields=[T.DataField(0, "n", T.parse_type("INT"), default_value="seven")])
+    with pytest.raises(DataValidationError, match="default value seven does not convert to INT"):
+        bad.write(pa.table({"n": pa.array([None], pa.int32())}))
