@@ -60,6 +60,7 @@ class Planner:
         self._counter = counter if counter is not None else [0]
         _inline_ctes(ast)
         _flink_unix_timestamp(ast, self.rw)
+        _ltz_strings(ast)
         ast = self._resolve(ast)
         self._push_into_derived(ast)
         self._analyze(ast)
@@ -543,3 +544,24 @@ def _flink_unix_timestamp(ast: exp.Expression, rw: Rewritten) -> None:
                           to=exp.DataType.build("BIGINT"))
         node.replace(exp.Anonymous(this="TIMEZONE", expressions=[
             exp.Literal.string("UTC"), exp.Anonymous(this="MAKE_TIMESTAMP", expressions=[micros])]))
+
+
+_OFFSET = r"[+-][0-9]{2}(:[0-9]{2}){0,2}$"
+
+
+def _ltz_strings(ast: exp.Expression) -> None:
+    """A TIMESTAMP_LTZ cast to a string shows the session zone's wall clock without an offset, as in
+    Flink (DuckDB appends '+08'). Which casts read an LTZ is known only once DuckDB binds the
+    query, so each cast to a string asks ``typeof``, which DuckDB folds to a constant."""
+    for node in reversed(list(ast.find_all(exp.Cast))):  # inner casts first: the outer ones copy them
+        to = node.args.get("to")
+        if to is None or to.this not in exp.DataType.TEXT_TYPES or isinstance(node.this, (exp.Literal, exp.Null)):
+            continue
+        is_ltz = exp.EQ(this=exp.Anonymous(this="TYPEOF", expressions=[node.this.copy()]),
+                        expression=exp.Literal.string("TIMESTAMP WITH TIME ZONE"))
+        local = exp.Anonymous(this="REGEXP_REPLACE", expressions=[node.copy(), exp.Literal.string(_OFFSET),
+                                                                   exp.Literal.string("")])
+        case = exp.Case(ifs=[exp.If(this=is_ltz, true=local)], default=node.copy())
+        if isinstance(node.parent, exp.Select) and node in node.parent.expressions:  # keep the column's name
+            case = exp.alias_(case, node.sql(dialect="duckdb"), quoted=True)
+        node.replace(case)
