@@ -154,3 +154,17 @@ def test_ltz_as_string_is_the_wall_clock_without_offset(s):
                 "CAST(TO_TIMESTAMP_LTZ(0, 0) AS VARCHAR(30)) AS d, CAST('x+08' AS STRING) AS e FROM t").to_pylist()[0]
     assert row == {"a": "2024-01-01 12:00:00.123", "b": "2024-01-01 12:00:00", "c": "1",
                    "d": "1970-01-01 08:00:00", "e": "x+08"}
+
+
+def test_a_materialized_refresh_outside_a_statement_uses_the_session_zone(s):
+    from paimon_lab.sql.materialized_table import refresh
+
+    s.run("SET 'table.local-time-zone' = 'Asia/Shanghai'")
+    s.run("INSERT INTO t (id, ltz) VALUES (1, '2024-01-01 12:00:00')")
+    s.run("CREATE MATERIALIZED TABLE m FRESHNESS = INTERVAL '1' HOUR AS "
+          "SELECT id, CAST(ltz AS TIMESTAMP(3)) AS wall FROM t")
+    s.run("ALTER MATERIALIZED TABLE m SUSPEND")
+    s.run("INSERT INTO t (id, ltz) VALUES (2, '2024-01-01 13:00:00')")
+    refresh(s, "c", "db", "m")  # as the refresh timer does, on its own thread, outside any statement
+    assert s.run("SELECT id, wall FROM m ORDER BY id").to_pylist() == [
+        {"id": 1, "wall": dt.datetime(2024, 1, 1, 12, 0)}, {"id": 2, "wall": dt.datetime(2024, 1, 1, 13, 0)}]
