@@ -24,6 +24,8 @@ session_time_zone: contextvars.ContextVar[str | None] = contextvars.ContextVar("
 _DATABASES: dict[tuple[bool, str], object] = {}  # (external_access, zone) -> a locked in-memory database
 _LOCK = threading.Lock()
 _HOST_ZONE: list[str] = []
+_UTC_ALIASES = {"Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "UCT", "Universal", "Zulu", "GMT", "Etc/GMT",
+                "Etc/GMT0", "GMT0", "Greenwich", "Etc/Greenwich"}
 
 
 def host_time_zone() -> str:
@@ -33,7 +35,8 @@ def host_time_zone() -> str:
 
         con = duckdb.connect()
         try:
-            _HOST_ZONE.append(con.sql("SELECT current_setting('TimeZone')").fetchone()[0] or "UTC")
+            name = con.sql("SELECT current_setting('TimeZone')").fetchone()[0] or "UTC"
+            _HOST_ZONE.append("UTC" if name in _UTC_ALIASES else name)
         except Exception:  # pragma: no cover - DuckDB without ICU
             _HOST_ZONE.append("UTC")
         finally:
