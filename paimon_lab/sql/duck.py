@@ -35,9 +35,9 @@ def host_time_zone() -> str:
 
         con = duckdb.connect()
         try:
-            name = con.sql("SELECT current_setting('TimeZone')").fetchone()[0] or "UTC"
+            name = con.sql("SELECT current_setting('TimeZone')").fetchall()[0][0] or "UTC"
             _HOST_ZONE.append("UTC" if name in _UTC_ALIASES else name)
-        except Exception:  # pragma: no cover - DuckDB without ICU
+        except duckdb.Error:  # pragma: no cover - DuckDB without ICU
             _HOST_ZONE.append("UTC")
         finally:
             con.close()
