@@ -170,3 +170,12 @@ def test_a_materialized_refresh_outside_a_statement_uses_the_session_zone(s):
     refresh(s, "c", "db", "m")  # as the refresh timer does, on its own thread, outside any statement
     assert s.run("SELECT id, wall FROM m ORDER BY id").to_pylist() == [
         {"id": 1, "wall": dt.datetime(2024, 1, 1, 12, 0)}, {"id": 2, "wall": dt.datetime(2024, 1, 1, 13, 0)}]
+
+
+def test_delete_and_update_read_ltz_literals_in_the_session_zone(s):
+    s.run("CREATE TABLE p (k INT PRIMARY KEY NOT ENFORCED, l TIMESTAMP_LTZ(3), n INT)")
+    s.run("SET 'table.local-time-zone' = 'Asia/Shanghai'; SET 'execution.runtime-mode' = 'batch'")
+    s.run("INSERT INTO p VALUES (1, '2024-01-01 08:00:00', 0), (2, '2024-01-01 09:00:00', 0)")
+    s.run("UPDATE p SET n = 1 WHERE l = '2024-01-01 08:00:00'")
+    s.run("DELETE FROM p WHERE l = TIMESTAMP '2024-01-01 09:00:00'")
+    assert s.run("SELECT k, n FROM p").to_pylist() == [{"k": 1, "n": 1}]

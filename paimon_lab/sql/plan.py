@@ -43,6 +43,13 @@ PUSHABLE = (exp.Column, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.And, 
            exp.Identifier, exp.DataType, exp.Tuple, exp.Date, exp.TsOrDsToDate, exp.DataTypeParam, exp.Var)
 
 
+def utc_session(ctx: SessionContext) -> bool:
+    """Whether the session's zone is UTC all year: only then may a predicate read a TIMESTAMP_LTZ
+    literal, which the engine reads in UTC (DuckDB, in the session's zone, filters otherwise)."""
+    zone = ctx.local_tz()
+    return all(zone.utcoffset(dt.datetime(2000, m, 1)) == dt.timedelta(0) for m in (1, 7))
+
+
 class Planner:
     """Resolves the table names of a query in a context and plans the reads."""
 
@@ -379,10 +386,6 @@ class Planner:
             return None
         return target
 
-    def _utc_session(self) -> bool:
-        zone = self.ctx.local_tz()
-        return all(zone.utcoffset(dt.datetime(2000, m, 1)) == dt.timedelta(0) for m in (1, 7))
-
     def _to_predicate(self, conj: exp.Expression, rel: RelInfo) -> Predicate | None:
         cmap = rel.column_map()
         tree = conj.copy()
@@ -392,7 +395,7 @@ class Planner:
                 return None
             col.replace(exp.column(exp.to_identifier(real, quoted=True)))
             kind = rel.relation.schema.field(real).type
-            if pa.types.is_timestamp(kind) and kind.tz and not self._utc_session():
+            if pa.types.is_timestamp(kind) and kind.tz and not utc_session(self.ctx):
                 return None  # a predicate reads a TIMESTAMP_LTZ literal in UTC; DuckDB in the session's zone
         try:
             return predicate_of(tree, rel.relation.schema)
