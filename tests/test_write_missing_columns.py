@@ -22,8 +22,10 @@ def test_append_write_overwrite_and_writer_fill_missing_columns(catalog):
     with t.writer() as w:
         w.write(pa.table({"id": [4], "name": ["d"]}))  # the partition column too: NULL partition
     rows = sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"])
-    assert rows == [{"id": 1, "name": None, "score": None, "dt": "x"}, {"id": 2, "name": None, "score": None, "dt": "x"},
-                    {"id": 3, "name": None, "score": 3.5, "dt": "y"}, {"id": 4, "name": "d", "score": None, "dt": None}]
+    assert rows == [{"id": 1, "name": None, "score": None, "dt": "x"},
+                    {"id": 2, "name": None, "score": None, "dt": "x"},
+                    {"id": 3, "name": None, "score": 3.5, "dt": "y"},
+                    {"id": 4, "name": "d", "score": None, "dt": None}]
     t.write(pa.table({"id": [9], "dt": ["x"]}), overwrite={"dt": "x"})
     assert sorted(t.to_arrow().column("id").to_pylist()) == [3, 4, 9]
     t.write(pa.table({"id": [10]}), overwrite=True)  # dynamic partition overwrite: the NULL partition

@@ -85,8 +85,8 @@ def _with_default(column: pa.ChunkedArray, field) -> pa.ChunkedArray:
     try:
         value = pa.scalar(literal).cast(column.type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise DataValidationError(f"Column '{field.name}': its default value {text} does not convert to {field.type}: {e}") \
-            from None
+        raise DataValidationError(
+            f"Column '{field.name}': its default value {text} does not convert to {field.type}: {e}") from None
     return pc.fill_null(column, value)
 
 
