@@ -135,6 +135,9 @@ class Table:
               watermark: int | None = None) -> int | None:
         """Write data (pyarrow Table/RecordBatch or pandas DataFrame) as exactly one commit.
 
+        Columns may come in any order; nullable ones may be left out (written as NULL, or as the
+        field's default value where the schema has one); a missing NOT NULL column is an error.
+
         ``overwrite=True`` replaces the table's contents; a dict such as ``{"dt": "2024-01-01"}``
         replaces only the matching partitions. For primary-key tables, ``row_kinds`` gives each
         row's kind ('+I', '-U', '+U', '-D'; also accepted as a ``_row_kind`` column); plain rows

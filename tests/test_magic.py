@@ -20,9 +20,10 @@ from paimon_lab.sql import SqlError
 
 @pytest.fixture(scope="module")
 def ip():
+    from IPython import get_ipython
     from IPython.testing.globalipapp import start_ipython
 
-    shell = start_ipython()
+    shell = start_ipython() or get_ipython()  # None when another test module started it
     from paimon_lab.magic import load_ipython_extension
 
     load_ipython_extension(shell)

@@ -104,3 +104,16 @@ def test_text_shows_lines():
     t = Text("CREATE TABLE t (\n  a INT\n)")
     assert pretty(t) == "CREATE TABLE t (\n  a INT\n)"
     assert t._repr_html_().startswith("<pre") and "\n  a INT\n" in t._repr_html_()
+
+
+def test_an_opened_table_is_named_like_the_catalogs(dv_table, tmp_path):
+    from paimon_lab import Table
+
+    opened = Table.open(dv_table.path)
+    assert opened.identifier == "db.t" and repr(opened) == f"Table('db.t', path={dv_table.path!r})"
+    assert opened.on_branch("main").identifier == "db.t"
+    import shutil
+
+    plain = tmp_path / "loose" / "events"
+    shutil.copytree(dv_table.path, plain)
+    assert Table.open(str(plain)).identifier == "events"  # not in a <db>.db folder: its own name

@@ -60,6 +60,14 @@ class Predicate:
         return Not(self)
 
 
+def _arrow_literal(value: Any) -> Any:
+    """A literal as Arrow compares it: a timestamp with nanoseconds (pandas' Timestamp, the value of
+    a TIMESTAMP(7..9) literal) as a nanosecond scalar, since Arrow reads it as a datetime otherwise."""
+    if isinstance(value, _dt.datetime) and getattr(value, "nanosecond", 0):
+        return pa.scalar(value, pa.timestamp("ns", tz="UTC" if value.tzinfo else None))
+    return value
+
+
 def _cmp(a: Any, b: Any, op: Callable[[Any, Any], bool]) -> bool:
     try:
         return op(a, b)
@@ -75,7 +83,7 @@ class Leaf(Predicate):
 
     def to_expression(self) -> pc.Expression:
         f = pc.field(self.column)
-        lits = self.literals
+        lits = tuple(_arrow_literal(v) for v in self.literals)
         if self.op == "=":
             return f == lits[0]
         if self.op == "!=":
@@ -111,7 +119,7 @@ class Leaf(Predicate):
         if self._has_null or (self.op in _BINARY and not lits):
             raise NotImplementedError  # NULL literals: leave the typing to the expression
         if self.op in _BINARY:
-            return _BINARY[self.op](f, lits[0])
+            return _BINARY[self.op](f, _arrow_literal(lits[0]))
         if self.op in ("in", "not_in"):
             hit = pc.is_in(f, value_set=self._value_set)
             if f.null_count:
@@ -131,7 +139,7 @@ class Leaf(Predicate):
 
     @cached_property
     def _value_set(self) -> pa.Array:
-        return pa.array(list(self.literals))
+        return pa.array([_arrow_literal(v) for v in self.literals])
 
     @cached_property
     def _sorted_literals(self) -> list | None:
@@ -382,6 +390,9 @@ def _coerce(value: Any, target: pa.DataType, column: str) -> Any:
     if value is None:
         return None
     try:
+        if pa.types.is_timestamp(target) and isinstance(value, str) and target.unit == "ns" and \
+                re.search(r"[.]\d{7}", value):  # nanoseconds, which datetime drops: Arrow parses them
+            return pa.scalar(value.strip().replace("T", " ")).cast(pa.timestamp("ns")).cast(target).as_py()
         if pa.types.is_timestamp(target) and isinstance(value, str):
             value = _dt.datetime.fromisoformat(value.replace("T", " "))
             if target.tz and value.tzinfo is None:
@@ -394,7 +405,8 @@ def _coerce(value: Any, target: pa.DataType, column: str) -> Any:
             return value
         elif pa.types.is_integer(target) and isinstance(value, float) and not value.is_integer():
             return value  # compare as float: `id > 2.5`
-        return pa.scalar(value).cast(target).as_py()
+        value = _arrow_literal(value)
+        return (value if isinstance(value, pa.Scalar) else pa.scalar(value)).cast(target).as_py()
     except (TypeError, ValueError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise FilterError(f"Value {value!r} cannot be compared with column '{column}' of type {target}") from None
 

@@ -41,7 +41,7 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
         raise DataValidationError(f"Data has columns that are not in the table: {extra}; table columns are "
                                   f"{target.names}")
     if missing:
-        raise DataValidationError(f"Data is missing columns {missing}")
+        data = _fill_missing(data, missing, schema, target)
     columns = []
     length_mode = length_enforcer_override.get() or schema.core.get(TYPE_LENGTH_ENFORCER)
     for f in target:
@@ -53,10 +53,41 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
                 raise DataValidationError(
                     f"Column '{f.name}' has type {column.type}, which cannot be stored as "
                     f"{schema.field(f.name).type}: {e}") from None
+        column = _with_default(column, schema.field(f.name))
         if not f.nullable and column.null_count:
             raise DataValidationError(f"Column '{f.name}' is NOT NULL but has {column.null_count} null value(s)")
         columns.append(enforce_length(column, schema.field(f.name), length_mode))
     return pa.Table.from_arrays(columns, schema=target)
+
+
+def _fill_missing(data: pa.Table, missing: list[str], schema: "TableSchema", target: pa.Schema) -> pa.Table:
+    """``data`` with its missing nullable columns added as NULL, as SQL's INSERT with a column list
+    does (a field's ``defaultValue`` then fills them, and a ``fields.<name>.default-value`` option
+    shows on read, as in Java). A missing NOT NULL column is an error."""
+    required = [n for n in missing if not target.field(n).nullable]
+    if required:
+        keys = [n for n in required if n in schema.primary_keys]
+        what = "NOT NULL" + (f"; primary key: {keys}" if keys else "")
+        raise DataValidationError(f"Data is missing column(s) {required} ({what}); only nullable columns may be "
+                                  f"left out (they are written as NULL or their default value)")
+    for name in missing:
+        data = data.append_column(target.field(name), pa.nulls(data.num_rows, target.field(name).type))
+    return data
+
+
+def _with_default(column: pa.ChunkedArray, field) -> pa.ChunkedArray:
+    """A column whose field has a ``defaultValue`` (the schema JSON's, Java 1.3+) with its NULLs
+    replaced by it, as Java's table write does."""
+    text = field.default_value
+    if text is None or not column.null_count:
+        return column
+    literal = text[1:-1].replace("''", "'") if len(text) > 1 and text[0] == text[-1] == "'" else text
+    try:
+        value = pa.scalar(literal).cast(column.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise DataValidationError(
+            f"Column '{field.name}': its default value {text} does not convert to {field.type}: {e}") from None
+    return pc.fill_null(column, value)
 
 
 # A SQL session's SET of the enforcer, over the table option while its statement runs.

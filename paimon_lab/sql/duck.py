@@ -3,6 +3,7 @@ positioned SqlErrors."""
 
 from __future__ import annotations
 
+import contextvars
 import re
 import threading
 
@@ -11,37 +12,65 @@ import pyarrow as pa
 from paimon_lab.sql.errors import SqlError, position
 
 EXTERNAL_ACCESS = "duckdb.enable_external_access"   # SET it to 'true' for read_csv and friends
+LOCAL_TIME_ZONE = "table.local-time-zone"
 
 
-_DATABASES: dict[bool, object] = {}  # external_access -> the process's locked in-memory database
+# The session's 'table.local-time-zone' as a DuckDB (ICU) zone name, set by the session around each
+# statement: every connection the statement opens (its query, the casts of the rows it writes,
+# a constant it evaluates) must convert TIMESTAMP <-> TIMESTAMP_LTZ, parse strings and read the
+# clock in that zone, and threading the zone through each of those calls would touch them all.
+session_time_zone: contextvars.ContextVar[str | None] = contextvars.ContextVar("session_time_zone", default=None)
+
+_DATABASES: dict[tuple[bool, str], object] = {}  # (external_access, zone) -> a locked in-memory database
 _LOCK = threading.Lock()
+_HOST_ZONE: list[str] = []
+_UTC_ALIASES = {"Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "UCT", "Universal", "Zulu", "GMT", "Etc/GMT",
+                "Etc/GMT0", "GMT0", "Greenwich", "Etc/Greenwich"}
+
+
+def host_time_zone() -> str:
+    """The machine's time zone as DuckDB names it (Flink's default 'table.local-time-zone')."""
+    if not _HOST_ZONE:
+        import duckdb  # heavy, imported when a query runs
+
+        con = duckdb.connect()
+        try:
+            name = con.sql("SELECT current_setting('TimeZone')").fetchall()[0][0] or "UTC"
+            _HOST_ZONE.append("UTC" if name in _UTC_ALIASES else name)
+        except duckdb.Error:  # pragma: no cover - DuckDB without ICU
+            _HOST_ZONE.append("UTC")
+        finally:
+            con.close()
+    return _HOST_ZONE[0]
 
 
 def connect(external_access: bool = False):
-    """A fresh DuckDB connection (UTC session time zone, no implicit Python-variable scans, and no
-    access to files or the network unless ``external_access``: SQL in a notebook reads Paimon
-    tables, not ``read_csv('/etc/passwd')``). The configuration is locked against SET.
+    """A fresh DuckDB connection (session time zone: :data:`session_time_zone`, else the machine's;
+    no implicit Python-variable scans, and no access to files or the network unless
+    ``external_access``: SQL in a notebook reads Paimon tables, not ``read_csv('/etc/passwd')``).
+    The configuration is locked against SET.
 
     Opening a DuckDB database costs tens of milliseconds, so each process keeps one locked
-    in-memory database per setting and hands out a new connection to it (``cursor()``, a few
-    microseconds): what a query registers is visible to its own connection only."""
+    in-memory database per setting and zone and hands out a new connection to it (``cursor()``, a
+    few microseconds): what a query registers is visible to its own connection only."""
     try:
         import duckdb
     except ImportError:  # pragma: no cover
         raise SqlError("SQL queries need DuckDB: pip install duckdb") from None
+    zone = session_time_zone.get() or host_time_zone()
     with _LOCK:
-        base = _DATABASES.get(external_access)
+        base = _DATABASES.get((external_access, zone))
         if base is None:
             base = duckdb.connect()
-            for setting in ("SET GLOBAL TimeZone = 'UTC'", "SET GLOBAL python_enable_replacements = false"):
-                try:
-                    base.execute(setting)
-                except Exception:  # pragma: no cover - older DuckDB / no ICU
-                    pass
+            try:
+                base.execute(f"SET GLOBAL TimeZone = '{zone.replace(chr(39), '')}'")
+            except duckdb.Error:
+                raise SqlError(f"Unknown time zone '{zone}' in table.local-time-zone") from None
+            base.execute("SET GLOBAL python_enable_replacements = false")
             if not external_access:
                 base.execute("SET enable_external_access = false")
             base.execute("SET lock_configuration = true")
-            _DATABASES[external_access] = base
+            _DATABASES[(external_access, zone)] = base
         return base.cursor()
 
 

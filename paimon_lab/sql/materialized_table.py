@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from paimon_lab.sql.catalogs import Scope
+from paimon_lab.sql.duck import session_time_zone
 from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.rewrite import parse, rewrite
 from paimon_lab.sql.spelling import quote, sql_string
@@ -94,8 +95,12 @@ def refresh(ctx: SessionContext, cat: str, db: str, name: str, partition: dict |
             cond = c if cond is None else exp.and_(cond, c)
         ast = exp.select("*").from_(exp.Subquery(this=ast, alias=exp.TableAlias(this=exp.to_identifier("__mt"))))\
             .where(cond)
-    data = ctx.query(rw, ast, scope=Scope(cat, o.get(MT + "definition-database", db)))
-    return write_rows(ctx, table, data, overwrite=partition or True)
+    token = session_time_zone.set(ctx.time_zone_name())  # a timer's refresh runs outside a statement
+    try:
+        data = ctx.query(rw, ast, scope=Scope(cat, o.get(MT + "definition-database", db)))
+        return write_rows(ctx, table, data, overwrite=partition or True)
+    finally:
+        session_time_zone.reset(token)
 
 
 def schedule(ctx: SessionContext, cat: str, db: str, name: str, delay: float | None = None) -> None:

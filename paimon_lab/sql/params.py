@@ -36,8 +36,8 @@ def literal(value: Any) -> str:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return "X'" + bytes(value).hex().upper() + "'"
     if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        if value.tzinfo is not None:  # an instant: TIMESTAMP_LTZ, whatever the session's zone
+            return f"CAST('{value.astimezone(dt.timezone.utc).isoformat(sep=' ')}' AS TIMESTAMP_LTZ)"
         return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
     if isinstance(value, dt.date):
         return f"DATE '{value.isoformat()}'"

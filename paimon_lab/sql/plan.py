@@ -6,8 +6,10 @@ query, whose DuckDB SQL runs over the Arrow tables read."""
 from __future__ import annotations
 
 import copy
+import datetime as dt
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 from sqlglot import exp
 
 from paimon_lab.core.predicate import Predicate, predicate_of
@@ -41,6 +43,13 @@ PUSHABLE = (exp.Column, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.And, 
            exp.Identifier, exp.DataType, exp.Tuple, exp.Date, exp.TsOrDsToDate, exp.DataTypeParam, exp.Var)
 
 
+def utc_session(ctx: SessionContext) -> bool:
+    """Whether the session's zone is UTC all year: only then may a predicate read a TIMESTAMP_LTZ
+    literal, which the engine reads in UTC (DuckDB, in the session's zone, filters otherwise)."""
+    zone = ctx.local_tz()
+    return all(zone.utcoffset(dt.datetime(2000, m, 1)) == dt.timedelta(0) for m in (1, 7))
+
+
 class Planner:
     """Resolves the table names of a query in a context and plans the reads."""
 
@@ -57,7 +66,8 @@ class Planner:
         ast = copy.deepcopy(ast)
         self._counter = counter if counter is not None else [0]
         _inline_ctes(ast)
-        _flink_unix_timestamp(ast)
+        _flink_unix_timestamp(ast, self.rw)
+        _ltz_strings(ast)
         ast = self._resolve(ast)
         self._push_into_derived(ast)
         self._analyze(ast)
@@ -384,6 +394,9 @@ class Planner:
             if real is None:
                 return None
             col.replace(exp.column(exp.to_identifier(real, quoted=True)))
+            kind = rel.relation.schema.field(real).type
+            if pa.types.is_timestamp(kind) and kind.tz and not utc_session(self.ctx):
+                return None  # a predicate reads a TIMESTAMP_LTZ literal in UTC; DuckDB in the session's zone
         try:
             return predicate_of(tree, rel.relation.schema)
         except Exception:  # noqa: BLE001 - a conjunct that is no predicate stays with DuckDB
@@ -508,10 +521,50 @@ def _int_literal(node) -> int | None:
     return None
 
 
-def _flink_unix_timestamp(ast: exp.Expression) -> None:
+def _flink_unix_timestamp(ast: exp.Expression, rw: Rewritten) -> None:
     """Flink's UNIX_TIMESTAMP as Flink has it, not as sqlglot reads Spark's: whole seconds as a
-    BIGINT, and without an argument the current time (sqlglot parses a time from it)."""
+    BIGINT, a string read in the session time zone, and without an argument the current time
+    (sqlglot parses a time from it); and Flink's TO_TIMESTAMP_LTZ(epoch, 0 | 3)."""
     for node in list(ast.find_all(exp.StrToUnix)):
-        value = exp.TimeToUnix(this=exp.CurrentTimestamp()) if isinstance(node.this, exp.CurrentTimestamp) \
-            else node.copy()
+        if isinstance(node.this, exp.CurrentTimestamp):
+            value = exp.TimeToUnix(this=exp.CurrentTimestamp())
+        else:  # STRPTIME gives a TIMESTAMP; as TIMESTAMP_LTZ it is a time in the session's zone
+            parsed = exp.StrToTime(this=node.this.copy(), format=node.args["format"].copy())
+            value = exp.TimeToUnix(this=exp.Cast(this=parsed, to=exp.DataType.build("TIMESTAMPTZ")))
         node.replace(exp.Cast(this=exp.Floor(this=value), to=exp.DataType.build("BIGINT")))
+    for node in list(ast.find_all(exp.Anonymous)):
+        if str(node.this).upper() != "TO_TIMESTAMP_LTZ":
+            continue
+        args = node.expressions
+        precision = args[1] if len(args) == 2 else exp.Literal.number(3) if len(args) == 1 else None
+        if precision is None or not (isinstance(precision, exp.Literal) and precision.this in ("0", "3")) or \
+                (isinstance(args[0], exp.Literal) and args[0].is_string):
+            raise rw.node_error("TO_TIMESTAMP_LTZ takes an epoch number and a precision of 0 (seconds) or "
+                                "3 (milliseconds): TO_TIMESTAMP_LTZ(epoch, 0 | 3)", node)
+        scale = 1_000_000 if precision.this == "0" else 1000
+        epoch = exp.Cast(this=args[0].copy(), to=exp.DataType.build("DECIMAL(38, 6)"))
+        micros = exp.Cast(this=exp.Mul(this=epoch, expression=exp.Literal.number(scale)),
+                          to=exp.DataType.build("BIGINT"))
+        node.replace(exp.Anonymous(this="TIMEZONE", expressions=[
+            exp.Literal.string("UTC"), exp.Anonymous(this="MAKE_TIMESTAMP", expressions=[micros])]))
+
+
+_OFFSET = r"[+-][0-9]{2}(:[0-9]{2}){0,2}$"
+
+
+def _ltz_strings(ast: exp.Expression) -> None:
+    """A TIMESTAMP_LTZ cast to a string shows the session zone's wall clock without an offset, as in
+    Flink (DuckDB appends '+08'). Which casts read an LTZ is known only once DuckDB binds the
+    query, so each cast to a string asks ``typeof``, which DuckDB folds to a constant."""
+    for node in reversed(list(ast.find_all(exp.Cast))):  # inner casts first: the outer ones copy them
+        to = node.args.get("to")
+        if to is None or to.this not in exp.DataType.TEXT_TYPES or isinstance(node.this, (exp.Literal, exp.Null)):
+            continue
+        is_ltz = exp.EQ(this=exp.Anonymous(this="TYPEOF", expressions=[node.this.copy()]),
+                        expression=exp.Literal.string("TIMESTAMP WITH TIME ZONE"))
+        local = exp.Anonymous(this="REGEXP_REPLACE", expressions=[node.copy(), exp.Literal.string(_OFFSET),
+                                                                   exp.Literal.string("")])
+        case = exp.Case(ifs=[exp.If(this=is_ltz, true=local)], default=node.copy())
+        if isinstance(node.parent, exp.Select) and node in node.parent.expressions:  # keep the column's name
+            case = exp.alias_(case, node.sql(dialect="duckdb"), quoted=True)
+        node.replace(case)

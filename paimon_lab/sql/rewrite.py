@@ -5,6 +5,7 @@ as ``t$snapshots`` are quoted, and Flink string escapes ('') become Spark ones (
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -109,6 +110,7 @@ def rewrite(text: str, tokens: list[Token] | None = None, start: int = 0) -> Rew
                         replaced[i + 1] = "("
                         replaced[j] = ")"
                         break
+    replaced.update(_timestamp_types(toks))
     for i, t in enumerate(toks):
         if i in replaced:
             pieces.append((t, t, replaced[i]))
@@ -163,6 +165,78 @@ def rewrite(text: str, tokens: list[Token] | None = None, start: int = 0) -> Rew
     return Rewritten(text, "".join(buf), refs, emitted, sources)
 
 
+def _timestamp_types(toks: list[Token]) -> dict[int, str]:
+    """Flink's TIMESTAMP type has no time zone, but Spark's (the dialect sqlglot reads) has one:
+    spell Flink's TIMESTAMP as TIMESTAMP_NTZ where it is a type (a literal ``TIMESTAMP '...'``, the
+    type of a CAST / TRY_CAST or after ``::``), and ``TIMESTAMP[(p)] WITH LOCAL TIME ZONE`` as
+    TIMESTAMP_LTZ[(p)]. Token index -> replacement text ('' drops the token)."""
+    out: dict[int, str] = {}
+    casts: list[int] = []  # paren depth of each open CAST( whose type has not started
+    types: list[int] = []  # paren depth of each CAST( whose AS <type> is being read
+    depth = 0
+    for i, t in enumerate(toks):
+        if t.is_op("("):
+            depth += 1
+            if i and toks[i - 1].is_kw("CAST", "TRY_CAST"):
+                casts.append(depth)
+            continue
+        if t.is_op(")"):
+            if casts and casts[-1] == depth:
+                casts.pop()
+            if types and types[-1] == depth:
+                types.pop()
+            depth -= 1
+            continue
+        if t.is_kw("AS") and casts and casts[-1] == depth:
+            types.append(casts.pop())
+            continue
+        if not t.is_kw("TIMESTAMP"):
+            continue
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        if nxt is not None and nxt.kind == "string":
+            out[i] = "TIMESTAMP_NTZ"
+            continue
+        if not (types or (i and toks[i - 1].is_op("::"))):
+            continue
+        j = i + 1
+        if j + 2 < len(toks) and toks[j].is_op("(") and toks[j + 1].kind == "number" and toks[j + 2].is_op(")"):
+            j += 3
+        words = [w.upper for w in toks[j:j + 4]]
+        if words == ["WITH", "LOCAL", "TIME", "ZONE"]:
+            out[i] = "TIMESTAMP_LTZ"
+            out.update({k: "" for k in range(j, j + 4)})
+        elif words[:3] == ["WITHOUT", "TIME", "ZONE"]:
+            out[i] = "TIMESTAMP_NTZ"
+            out.update({k: "" for k in range(j, j + 3)})
+        else:
+            out[i] = "TIMESTAMP_NTZ"
+    return out
+
+
+_NTZ_UNITS = ((0, exp.DataType.Type.TIMESTAMP_S), (3, exp.DataType.Type.TIMESTAMP_MS),
+              (6, exp.DataType.Type.TIMESTAMP), (9, exp.DataType.Type.TIMESTAMP_NS))
+
+
+def _timestamp_precisions(tree: exp.Expression) -> None:
+    """TIMESTAMP(p) as the DuckDB type of that precision (seconds, millis, micros or nanos), and a
+    ``TIMESTAMP '...'`` literal with more than 6 fractional digits as nanoseconds, so that
+    TIMESTAMP(9) values keep their nanoseconds."""
+    for node in list(tree.find_all(exp.DataType)):
+        if node.this != exp.DataType.Type.TIMESTAMPNTZ:
+            continue
+        params = node.expressions
+        if params and isinstance(params[0], exp.DataTypeParam) and params[0].this.is_int:
+            p = int(params[0].this.this)
+        else:
+            p = 6
+            cast = node.parent
+            if isinstance(cast, exp.Cast) and isinstance(cast.this, exp.Literal) and cast.this.is_string:
+                frac = re.search(r"[.](\d+)", cast.this.this)
+                p = 9 if frac and len(frac.group(1)) > 6 else 6
+        node.set("this", next(unit for limit, unit in _NTZ_UNITS if p <= limit or limit == 9))
+        node.set("expressions", [])
+
+
 def parse(rw: Rewritten, into=None) -> exp.Expression:
     """Parse rewritten text with sqlglot; syntax errors become SqlError at the original position."""
     try:
@@ -187,6 +261,7 @@ def parse(rw: Rewritten, into=None) -> exp.Expression:
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise SqlError("Expected one statement", statement=rw.original)
+    _timestamp_precisions(trees[0])
     for node in trees[0].find_all(exp.Bracket):
         node.set("offset", 1)  # Flink's arrays count from 1 (the dialect sqlglot reads, Spark's, from 0)
     return trees[0]

@@ -7,19 +7,19 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from typing import Any, Callable, Iterator
-from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 from sqlglot import exp
 
 from paimon_lab.catalog import Catalog
 from paimon_lab.errors import PaimonLabError, TableNotExistError
-from paimon_lab.core.options import OPTIONS, TYPE_LENGTH_ENFORCER, parse_duration
+from paimon_lab.core.options import OPTIONS, TYPE_LENGTH_ENFORCER, parse_duration, zone_of
 from paimon_lab.operation.write_input import length_enforcer_override
 from paimon_lab.sql.catalogs import (DEFAULT_CATALOG, DEFAULT_MEMORY_DB, MemoryCatalog, MemTable,
                                      PaimonCatalog, Scope)
 from paimon_lab.sql.datagen import DatagenSpec
 from paimon_lab.sql.dispatch import dispatch
+from paimon_lab.sql.duck import LOCAL_TIME_ZONE, host_time_zone, session_time_zone
 from paimon_lab.sql.errors import SqlError, position
 from paimon_lab.sql.feedback import Feedback, ScriptError, StatementResult
 from paimon_lab.sql.lexer import split_statements
@@ -134,14 +134,28 @@ class Session:
     def batch_mode(self) -> bool:
         return (self.setting("execution.runtime-mode", "streaming") or "").lower() == "batch"
 
-    def local_tz(self):
-        name = self.setting("table.local-time-zone")
-        if name and name.lower() != "default":
-            try:
-                return ZoneInfo(name)
-            except Exception:
-                raise SqlError(f"Unknown time zone '{name}' in table.local-time-zone") from None
-        return dt.datetime.now().astimezone().tzinfo
+    def time_zone_name(self) -> str:
+        """'table.local-time-zone' as DuckDB (ICU) names it; the machine's zone when unset or
+        'default', as in Flink. Java's offset ids ('GMT+08:00', 'UTC+8', '+08:00') become 'GMT+08:00'."""
+        name = (self.setting(LOCAL_TIME_ZONE) or "").strip()
+        if not name or name.lower() == "default":
+            return host_time_zone()
+        try:
+            zone = zone_of(name)
+        except ValueError as e:
+            raise SqlError(f"SET '{LOCAL_TIME_ZONE}': {e}") from None
+        if isinstance(zone, dt.timezone):
+            minutes = int(zone.utcoffset(None).total_seconds()) // 60
+            sign = "-" if minutes < 0 else "+"
+            return f"GMT{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+        return name
+
+    def local_tz(self) -> dt.tzinfo:
+        name = self.time_zone_name()
+        try:
+            return zone_of(name)
+        except ValueError:  # a host zone name Python's tz database lacks
+            return dt.datetime.now().astimezone().tzinfo
 
     def parse_timestamp(self, text: str, what: str = "timestamp") -> int:
         """Epoch millis of a timestamp string in the session time zone (or epoch millis digits)."""
@@ -231,7 +245,7 @@ class Session:
               bindings: dict[str, Relation] | None = None) -> pa.Table:
         prepared = self.prepare_query(rw, ast, scope, bindings)
         try:
-            return prepared.execute()
+            return _in_zone(prepared.execute(), self.time_zone_name())
         finally:
             self.last_scans = prepared.scans
 
@@ -251,7 +265,11 @@ class Session:
                     except ValueError as e:
                         raise SqlError(f"SET '{TYPE_LENGTH_ENFORCER}': {e}") from None
                     token = length_enforcer_override.set(mode)
-                return dispatch(self, text), feedback
+                zone_token = session_time_zone.set(self.time_zone_name())
+                try:
+                    return dispatch(self, text), feedback
+                finally:
+                    session_time_zone.reset(zone_token)
             except SqlError as e:
                 if e.statement is None:
                     e.statement = text
@@ -263,6 +281,17 @@ class Session:
             finally:
                 if token is not None:
                     length_enforcer_override.reset(token)
+
+
+def _in_zone(data: pa.Table, zone: str) -> pa.Table:
+    """``data`` with its TIMESTAMP_LTZ columns shown in ``zone`` (the same instants; Arrow spells
+    an offset zone '+08:00', not 'GMT+08:00')."""
+    if not any(pa.types.is_timestamp(f.type) and f.type.tz for f in data.schema):
+        return data
+    arrow_zone = zone[3:] if zone.startswith("GMT") and zone[3:4] in "+-" and len(zone) > 3 else zone
+    fields = [f.with_type(pa.timestamp(f.type.unit, tz=arrow_zone))
+              if pa.types.is_timestamp(f.type) and f.type.tz else f for f in data.schema]
+    return data.cast(pa.schema(fields, metadata=data.schema.metadata))
 
 
 def _shift(e: SqlError, script: str, offset: int) -> SqlError:

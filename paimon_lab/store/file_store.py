@@ -78,7 +78,7 @@ class FileStore:
         self.file_io = file_io
         self.path = path.rstrip("/")
         self.branch = branch
-        base = identifier or self.path.rsplit("/", 1)[-1]
+        base = identifier or _identifier_of(self.path)
         self.identifier = base if branch == MAIN_BRANCH else f"{base}$branch_{branch}"
         # Schemas, snapshots and tags are per branch; data files and manifests are shared.
         self.metadata_path = branch_path(self.path, branch)
@@ -292,3 +292,11 @@ def dv_index_entries(store: FileStore, snapshot, partition: bytes, bucket: int) 
     """Every live deletion-vector index entry of one bucket (several on bucket-unaware tables)."""
     return [e for e in live_index_entries(store, DELETION_VECTORS_INDEX, snapshot)
             if e.partition == partition and e.bucket == bucket]
+
+
+def _identifier_of(path: str) -> str:
+    """A table's name from its path: ``db.name`` when it lies in a catalog's ``<db>.db`` folder (as
+    the catalog names it), else the folder's name."""
+    parent, _, name = path.rpartition("/")
+    database = parent.rpartition("/")[2]
+    return f"{database[:-3]}.{name}" if database.endswith(".db") and len(database) > 3 else name

@@ -15,7 +15,7 @@ from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind, parse_filt
 from paimon_lab.sql.catalogs import memory_table
 from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.format_table import format_insert
-from paimon_lab.sql.plan import PUSHABLE
+from paimon_lab.sql.plan import PUSHABLE, utc_session
 from paimon_lab.sql.relations import ArrowRelation, FunctionRelation, PaimonRelation
 from paimon_lab.sql.rewrite import PLACEHOLDER, parse, rewrite
 from paimon_lab.sql.spelling import duck_type
@@ -236,7 +236,7 @@ def _target_node(alias: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(TARGET), alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True)))
 
 
-def _exact_predicate(cond: exp.Expression, alias: str, table) -> Predicate | None:
+def _exact_predicate(ctx: SessionContext, cond: exp.Expression, alias: str, table) -> Predicate | None:
     """``cond`` as an engine predicate when that is exactly equivalent, else None."""
     if cond.find(exp.Select, exp.Subquery, exp.AggFunc, exp.Window):
         return None
@@ -252,6 +252,8 @@ def _exact_predicate(cond: exp.Expression, alias: str, table) -> Predicate | Non
             return None
         real = cmap.get(col.name.lower())
         if real is None:
+            return None
+        if table.schema.field(real).type.root == "TIMESTAMP_LTZ" and not utc_session(ctx):
             return None
         col.replace(exp.column(exp.to_identifier(real, quoted=True)))
     try:
@@ -302,7 +304,7 @@ def _delete(ctx: SessionContext, rw, node: exp.Delete):
     where = node.args.get("where")
     if where is None:
         return _delete_counted(ctx, table, None)
-    pred = _exact_predicate(where.this, alias, table)
+    pred = _exact_predicate(ctx, where.this, alias, table)
     if pred is not None:
         return _delete_counted(ctx, table, pred)
     select = exp.select("*").from_(_target_node(alias)).where(where.this.copy())
@@ -369,7 +371,7 @@ def _update(ctx: SessionContext, rw, node: exp.Update):
         return None
     pred = None
     if where is not None:
-        pred = _exact_predicate(where.this, alias, table)
+        pred = _exact_predicate(ctx, where.this, alias, table)
         if pred is None:
             select = exp.select("*").from_(_target_node(alias)).where(where.this.copy())
             matched = ctx.query(rw, select, bindings={TARGET: PaimonRelation(table)})

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from paimon_lab.sql.common import text_table
+from paimon_lab.sql.duck import LOCAL_TIME_ZONE, connect, session_time_zone
+from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.lexer import TokenStream
 
 if TYPE_CHECKING:
@@ -23,7 +25,18 @@ def set_(ctx: SessionContext, st: Statement) -> pa.Table | None:
     if not ts.accept_op("="):
         raise ts.error("Expected SET 'key' = 'value'")
     value = _setting_part(ts, stop=None)
+    old = ctx.settings.get(key)
     ctx.settings[key] = value
+    if key == LOCAL_TIME_ZONE:  # refuse an unknown zone now, not at the next query
+        try:
+            session_time_zone.set(ctx.time_zone_name())
+            connect().close()
+        except SqlError:
+            if old is None:
+                ctx.settings.pop(key)
+            else:
+                ctx.settings[key] = old
+            raise
     ctx.feedback.target = f"'{key}' = '{value}'"
     return None
 
