@@ -101,3 +101,14 @@ def test_accepted_neighbours(catalog):
                          options={"merge-engine": "aggregation", "fields.default-aggregate-function": "last_value",
                                   "fields.n.aggregate-function": "sum", "changelog.num-retained.min": "3"})
     catalog.create_table("db.c", SCHEMA, partition_keys=["part"], options={"bucket": "2", "bucket-key": "k"})
+
+
+@pytest.mark.parametrize("column", [pa.timestamp("ns"), pa.timestamp("ns", tz="UTC"),
+                                    pa.list_(pa.struct([("t", pa.timestamp("ns"))]))])
+def test_avro_refuses_nanosecond_timestamps(catalog, column):
+    schema = pa.schema([("k", pa.int64()), ("t", column)])
+    with pytest.raises(SchemaError, match="Avro"):
+        catalog.create_table("db.t", schema, options={"file.format": "avro"})
+    catalog.create_table("db.t", schema, options={"file.format": "parquet"})
+    with pytest.raises(SchemaError, match="Avro"):
+        catalog.get_table("db.t").alter(SchemaChange.set_option("file.format", "avro"))

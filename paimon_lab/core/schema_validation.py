@@ -55,6 +55,9 @@ def validate_table_schema(schema) -> None:
     """Refuse what Java's schema validation refuses in ``schema`` (a
     :class:`~paimon_lab.core.schema.TableSchema`, which imports this module)."""
     _validate_names_and_keys(schema)
+    if schema.core.get("file.format") == "avro":
+        for f in schema.fields:
+            _check_avro_type(f.name, f.type)
     _validate_startup(schema.options)
     _validate_field_options(schema)
     _validate_engine_options(schema)
@@ -167,3 +170,16 @@ def _validate_engine_options(schema) -> None:
             if low > high:
                 raise OptionError(f"'changelog.num-retained.min' ({low}) must not be greater than "
                                   f"'changelog.num-retained.max' ({high})")
+
+
+def _check_avro_type(column: str, t) -> None:
+    """Java's Avro format stores timestamps to the microsecond and times to the millisecond."""
+    limit = {"TIMESTAMP": 6, "TIMESTAMP_LTZ": 6, "TIME": 3}.get(t.root)
+    if limit is not None and t.precision > limit:
+        raise SchemaError(f"Column '{column}': {t} does not fit the Avro file format (at most {t.root}({limit}); "
+                          "use 'file.format' parquet or orc)")
+    for inner in (getattr(t, a, None) for a in ("element", "key", "value")):
+        if isinstance(inner, T.DataType):
+            _check_avro_type(column, inner)
+    for f in getattr(t, "fields", ()) or ():
+        _check_avro_type(column, f.type)
