@@ -112,3 +112,11 @@ def test_avro_refuses_nanosecond_timestamps(catalog, column):
     catalog.create_table("db.t", schema, options={"file.format": "parquet"})
     with pytest.raises(SchemaError, match="Avro"):
         catalog.get_table("db.t").alter(SchemaChange.set_option("file.format", "avro"))
+
+
+@pytest.mark.parametrize("key,value", [("ignore-delete", "true"), ("rowkind.field", "s"),
+                                       ("partial-update.remove-record-on-delete", "true")])
+def test_java_immutable_options_are_not_altered(catalog, key, value):
+    catalog.create_table("db.t", SCHEMA, primary_keys=PK, partition_keys=["part"])
+    with pytest.raises(SchemaError, match=key):
+        catalog.get_table("db.t").alter(SchemaChange.set_option(key, value))

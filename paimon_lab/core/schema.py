@@ -355,7 +355,9 @@ class SchemaChange:
 
 _INTEGERS = ["TINYINT", "SMALLINT", "INT", "BIGINT"]
 # Options a table cannot change after creation.
-_IMMUTABLE = {"merge-engine", "sequence.field", "primary-key", "partition", "bucket-key",
+# Java's @Immutable options (0.9-1.x), and a few whose change would need the files rewritten here
+_IMMUTABLE = {"merge-engine", "sequence.field", "primary-key", "partition", "bucket-key", "ignore-delete",
+              "partial-update.remove-record-on-delete", "rowkind.field", "force-lookup", "path",
               "data-file.thin-mode", "deletion-vectors.enabled", "changelog-producer.row-deduplicate"}
 
 
