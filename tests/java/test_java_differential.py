@@ -1,9 +1,10 @@
 """paimon-lab and Java Paimon on random tables: a differential test against a Python model.
 
-Each example draws a primary-key table (merge engine, changelog producer, deletion vectors,
-bucket mode, partitioning, file format, ``sequence.field``), who creates it, and a few commits,
-each written by paimon-lab or by Java (upserts and, where the engine takes them, retractions) and
-sometimes followed by a full compaction by the same side. paimon-lab reads the model after every
+Each example draws an append table (unaware or fixed bucket) or a primary-key table (merge
+engine, changelog producer, deletion vectors, bucket mode, partitioning, file format,
+``sequence.field``), who creates it, and a few commits, each written by paimon-lab or by Java
+(upserts and, where the engine takes them, retractions) and sometimes followed by a full
+compaction by the same side. paimon-lab reads the model after every
 commit; at the end Java reads the same rows. A table paimon-lab creates must also be one Java
 accepts: an option combination Java's schema validation refuses fails the example.
 
@@ -33,15 +34,20 @@ KEYS = 8
 # Retractions: deduplicate takes every kind; partial-update and aggregation (without their
 # remove-on-delete options) and first-row refuse or ignore them, so they get upserts only.
 KINDS = {"deduplicate": ["+I", "+U", "-U", "-D"], "partial-update": ["+I", "+U"], "aggregation": ["+I", "+U"],
-         "first-row": ["+I"]}
+         "first-row": ["+I"], "append": ["+I"]}   # "append": a table without primary key
 
 
 @st.composite
 def tables(draw):
     engine = draw(st.sampled_from(sorted(KINDS)))
-    options = {"merge-engine": engine,
-               "bucket": draw(st.sampled_from(["1", "2", "-1"])),
+    options = {"bucket": draw(st.sampled_from(["1", "2", "-1"])),
                "file.format": draw(st.sampled_from(["parquet", "orc", "avro"]))}
+    partitioned = draw(st.booleans())
+    if engine == "append":
+        if options["bucket"] != "-1":
+            options["bucket-key"] = "k"
+        return engine, options, False, partitioned
+    options["merge-engine"] = engine
     producer = draw(st.sampled_from(["none", "input", "lookup", "full-compaction"]))
     if producer != "none":
         options["changelog-producer"] = producer
@@ -52,7 +58,6 @@ def tables(draw):
     sequenced = engine in ("deduplicate", "partial-update") and draw(st.booleans())
     if sequenced:
         options["sequence.field"] = "ts"
-    partitioned = draw(st.booleans())
     return engine, options, sequenced, partitioned
 
 
@@ -73,6 +78,8 @@ def commits(engine: str, sequenced: bool):
 
 def expected(engine: str, sequenced: bool, history: list[dict]) -> list[dict]:
     """The model: every key's rows in merge order (the sequence field, then arrival)."""
+    if engine == "append":
+        return [{c: r[c] for c in ("k", "n", "s", "ts")} | {"part": r["k"] % 2} for r in history]
     by_key: dict[int, list[dict]] = {}
     for r in history:
         by_key.setdefault(r["k"], []).append(r)
@@ -113,7 +120,7 @@ def _differential(jo, version: str, data) -> None:
     plan = data.draw(commits(engine, sequenced), label="commits")
     wh = tempfile.mkdtemp(prefix="paimon-diff-")
     try:
-        ident, pk, parts = "db.t", ["k", "part"], ["part"] if partitioned else []
+        ident, pk, parts = "db.t", [] if engine == "append" else ["k", "part"], ["part"] if partitioned else []
         catalog = Catalog(wh)
         catalog.create_database("db", ignore_if_exists=True)
         if java_creates:
@@ -138,7 +145,7 @@ def _differential(jo, version: str, data) -> None:
             # ordered before them would meet the fold, not the rows, in Java as here.
             rows = [dict(r, part=r["k"] % 2, ts=r["ts"] + 10 * i if sequenced else r["ts"]) for r in commit["rows"]]
             table = pa.Table.from_pylist([{c: r[c] for c in SCHEMA.names} for r in rows], schema=SCHEMA)
-            kinds = [r["kind"] for r in rows]
+            kinds = None if engine == "append" else [r["kind"] for r in rows]
             if commit["writer"] == "lab":
                 t = catalog.get_table(ident)
                 t.write(table, row_kinds=kinds)
@@ -164,7 +171,7 @@ def _settings(examples: int):
 
 
 @pytest.mark.slow
-@pytest.mark.compat("differential", "random primary-key tables", "both ways")
+@pytest.mark.compat("differential", "random append and primary-key tables", "both ways")
 @_settings(3)
 @given(data=st.data())
 def test_random_tables_agree_with_java(jo, java, data):
