@@ -308,10 +308,22 @@ class MergeTreeWriter:
                                                     merge_lone=owner.compact_at_commit and bool(level0)
                                                     and output_level != 0, looked_up=looked_up)
         if before_top is not None:
-            self.compact_changelog += self._write_changelog(
-                diff_changelog(self.layout, before_top, drop_retracts(merged), owner.row_deduplicate), output_level)
+            self.compact_changelog += self._full_changelog(files, output_level, before_top, merged)
         self._prime(merged, written)
         self._replace(files, written)
+
+    def _full_changelog(self, files: list[DataFileMeta], top: int, before_top: pa.Table,
+                        merged: pa.Table) -> list[DataFileMeta]:
+        """Full-compaction changelog of merging ``files`` into the top level: as Java's, only keys
+        with rows below the top level change (a key alone at the top emits nothing)."""
+        layout = self.layout
+        keys = layout.key_columns
+        lower = self.files.read([f for f in files if f.level != top], self.dvs).select(keys)
+        after = drop_retracts(merged)
+        if before_top.num_rows:
+            before_top = semi_join(before_top, lower, keys)
+            after = semi_join(after, lower, keys)
+        return self._write_changelog(diff_changelog(layout, before_top, after, self.owner.row_deduplicate), top)
 
     def _first_row_lift(self, files: list[DataFileMeta], level0: list[DataFileMeta], output_level: int,
                         drop_delete: bool) -> tuple[pa.Table, list[DataFileMeta]]:
@@ -445,9 +457,17 @@ class MergeTreeWriter:
         affected = level0_kv.select(keys).group_by(keys, use_threads=False).aggregate([])
         if older_kv.num_rows:
             older_kv = semi_join(older_kv, affected, keys)
-        before = drop_retracts(merge_sorted(layout, fn, older_kv))
-        after = drop_retracts(merge_sorted(layout, fn, concat_kv([older_kv, level0_kv], layout.arrow_schema),
-                                           merge_lone=True))
+        if fn.engine == "first-row":
+            # as Java's first-row lookup: a key found above keeps its first row and emits nothing,
+            # a new key emits +I
+            before = layout.arrow_schema.empty_table()
+            after = drop_retracts(merge_sorted(layout, fn, level0_kv, merge_lone=True))
+            if older_kv.num_rows:
+                after = semi_join(after, older_kv, keys, anti=True)
+        else:
+            before = drop_retracts(merge_sorted(layout, fn, older_kv))
+            after = drop_retracts(merge_sorted(layout, fn, concat_kv([older_kv, level0_kv], layout.arrow_schema),
+                                               merge_lone=True))
         self.compact_changelog += self._write_changelog(
             diff_changelog(layout, before, after, self.owner.row_deduplicate), output_level)
 
