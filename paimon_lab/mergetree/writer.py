@@ -264,7 +264,9 @@ class MergeTreeWriter:
         elif owner.changelog_producer == "lookup":
             older, _ = self._lookup_older(kv, unit)
             self._lookup_changelog(kv, older, output_level)
-        self._replace([f], [replace(f, level=output_level)])
+        moved = replace(f, level=output_level)
+        self._prime(kv, [moved])   # the rows just read: the next lift need not decode the file
+        self._replace([f], [moved])
 
     def _lookup_older(self, level0_kv: pa.Table, unit: frozenset[str]) -> tuple[pa.Table, list[tuple[int, pa.Table]]]:
         """The rows above level 0 of the keys in ``level0_kv``: those a lookup changelog compares
