@@ -73,23 +73,13 @@ class UniversalCompaction:
         return CompactUnit(output, files)
 
 
-def force_level0_unit(levels: Levels, keep: frozenset[str] = frozenset(),
-                      strategy: UniversalCompaction | None = None) -> CompactUnit | None:
+def force_level0_unit(levels: Levels, keep: frozenset[str] = frozenset()) -> CompactUnit | None:
     """Compact every level-0 file into the upper levels (used by the lookup changelog producer
     and deletion vectors, which must not leave data in level 0 after a commit). Level-0 files
-    named in ``keep`` (the newest ones) stay where they are. As Java's ForceUpLevel0Compaction,
-    with a ``strategy`` its own pick comes first, and the level-0 runs take the next runs in
-    while the size ratio holds."""
+    named in ``keep`` (the newest ones) stay where they are."""
     runs = [r for r in levels.sorted_runs() if not (r.level == 0 and r.files[0].file_name in keep)]
-    if strategy is not None:
-        unit = strategy.pick(levels.num_levels, runs)
-        if unit is not None:
-            return unit
     n0 = sum(1 for r in runs if r.level == 0)
     if n0 == 0:
         return None
-    if strategy is not None:
-        unit = strategy._size_ratio(levels.max_level, runs, n0, True)
-    else:
-        unit = UniversalCompaction._create(runs, levels.max_level, n0)
-    return unit or CompactUnit(levels.max_level, [f for r in runs for f in r.files])
+    return UniversalCompaction._create(runs, levels.max_level, n0) or CompactUnit(
+        levels.max_level, [f for r in runs for f in r.files])
