@@ -13,7 +13,13 @@ from paimon_lab.core import binary_row
 from paimon_lab.core.manifest import DataFileMeta
 from paimon_lab.core.schema import SchemaChange
 from paimon_lab.core.types import AtomicType
-from paimon_lab.mergetree.upgrade import CHANGELOG, REWRITE, UPGRADE, UpgradeRules, compaction_steps
+from paimon_lab.mergetree.upgrade import (
+    CHANGELOG,
+    REWRITE,
+    UPGRADE,
+    UpgradeRules,
+    compaction_steps,
+)
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
 TOP = 5   # the top of the default 6 levels
@@ -203,13 +209,13 @@ def test_deletion_vectors_universal_compaction_marks_older_rows(lab):
     t.alter(SchemaChange.set_option("write-only", "true"))
     t = lab.get_table("db.dvu")
     # three level-0 runs of growing size over keys of both upper files
-    for keys, tag in ((range(0, 80), "c"), (range(4990, 5010), "d"), (range(6000, 6005), "e")):
+    for keys, tag in ((range(80), "c"), (range(4990, 5010), "d"), (range(6000, 6005), "e")):
         t.write(_rows(keys, tag))
     t.compact()
     levels = t.levels()
     assert sorted(levels["level"]) == [top - 2, top - 1, top]
     assert levels["deleted_rows"].sum() == 80 + 20 + 5
-    _check(t, _model((range(5000), "v"), (range(5000, 7000), "b"), (range(0, 80), "c"),
+    _check(t, _model((range(5000), "v"), (range(5000, 7000), "b"), (range(80), "c"),
                      (range(4990, 5010), "d"), (range(6000, 6005), "e")))
 
 
@@ -234,7 +240,7 @@ def test_first_row_upgrades_into_top_and_rewrites_below(lab):
 # ----------------------------------------------------------------- the rules themselves
 
 def _file(name, level, lo, hi, size=10 << 20, deletes=0):
-    key = lambda v: binary_row.serialize([v], [BIGINT])  # noqa: E731
+    key = lambda v: binary_row.serialize([v], [BIGINT])
     return DataFileMeta(file_name=name, file_size=size, row_count=10, min_key=key(lo), max_key=key(hi),
                         key_stats=None, value_stats=None, min_sequence_number=0, max_sequence_number=1,
                         schema_id=0, level=level, extra_files=(), delete_row_count=deletes)

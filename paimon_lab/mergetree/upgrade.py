@@ -23,8 +23,8 @@ drop them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from paimon_lab.core.manifest import DataFileMeta
 from paimon_lab.core.options import CoreOptions
@@ -52,7 +52,7 @@ class UpgradeRules:
     keeps_newest: bool = False   # deduplicate without sequence.field: merging changes no newest row
 
     @staticmethod
-    def of(core: CoreOptions, max_level: int) -> "UpgradeRules | None":
+    def of(core: CoreOptions, max_level: int) -> UpgradeRules | None:
         """The rules of a table, None where the whole unit is rewritten: the full-compaction
         producer with deletion vectors or the first-row engine (Java's full-compaction rewriter
         does no lookup there; we lift and merge level 0 with the lookup, so nothing is upgraded)."""
