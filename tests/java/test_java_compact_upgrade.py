@@ -88,3 +88,33 @@ def test_upgrades_match_java(jo, java, lab, wh, case):
     jo.write(wh, "db.l", more, compact=True, version=java)
     jo.write(wh, "db.j", more, compact=True, version=java)
     assert lab.get_table("db.l").to_arrow().sort_by("k").equals(lab.get_table("db.j").to_arrow().sort_by("k"))
+
+
+def test_upgraded_file_keeps_its_deletion_vector_like_java(jo, java, lab, wh):
+    """A full compaction moves an upper-level file with a deletion vector into the top level by
+    metadata, the vector still attached (its file name unchanged), as Java does on the same
+    commits; Java reads our table and compacts it again."""
+    options = {"bucket": "1", "target-file-size": "1 kb", "deletion-vectors.enabled": "true"}
+    jo.create(wh, "db.j", FIELDS, primary_keys=["k"], options=options, version=java)
+    ours = lab.create_table("db.l", SCHEMA, primary_keys=["k"], options=options)
+    commits = [(_rows(range(990), "a"), None), (_rows(range(2000, 2250), "b"), None),
+               (_rows([2000, 2001], "b"), ["-D", "-D"])]
+    for data, kinds in commits:
+        jo.write(wh, "db.j", data, row_kinds=kinds, version=java)
+        ours.write(data, row_kinds=kinds)
+    jo.compact(wh, "db.j", version=java)
+    moved = ours.levels().set_index("level").loc[4, "file_name"]
+    assert ours.compact(full=True) is not None
+    theirs = lab.get_table("db.j")
+    assert _compactions(ours)[-1] == _compactions(theirs)[-1]
+    after = ours.levels().set_index("file_name")
+    assert after.loc[moved, "level"] == 5 and after.loc[moved, "deleted_rows"] == 2
+    assert _layout(ours) == _layout(theirs)
+    expected = theirs.to_arrow().sort_by("k")
+    assert ours.to_arrow().sort_by("k").equals(expected)
+    assert jo.sort_rows(jo.read(wh, "db.l", version=java), "k") == jo.sort_rows(jo.canonical(expected), "k")
+    jo.write(wh, "db.l", _rows(range(2100, 2110), "j"), compact=True, version=java)
+    model = {**{k: f"a{k}" for k in range(990)}, **{k: f"b{k}" for k in range(2002, 2250)},
+             **{k: f"j{k}" for k in range(2100, 2110)}}
+    got = lab.get_table("db.l").to_arrow().sort_by("k")
+    assert got["k"].to_pylist() == sorted(model) and got["v"].to_pylist() == [model[k] for k in sorted(model)]
