@@ -31,9 +31,10 @@ from paimon_lab.mergetree.merge_engine import MergeFunction
 from paimon_lab.mergetree.compact_rewriter import (BucketFiles, CompactRewriter, concat_kv, diff_changelog,
                                                   drop_retracts, merge_order, merge_sorted, newest_upper)
 from paimon_lab.utils.arrow import semi_join
-from paimon_lab.mergetree.levels import Levels, key_sections
+from paimon_lab.mergetree.levels import Levels
 from paimon_lab.mergetree.lookup_files import POSITION, LookupFiles
 from paimon_lab.mergetree.compact_strategy import force_level0_unit
+from paimon_lab.mergetree.upgrade import CHANGELOG, REWRITE, UPGRADE, UpgradeRules, compaction_steps
 from paimon_lab.mergetree.spill import SpillDirectory, SpilledRun, merge_runs, merge_slice, table_batches
 
 
@@ -93,6 +94,7 @@ class MergeTreeWriter:
         self.changelog_namer = owner.changelog_namer.for_bucket(partition, bucket)
         self.index_namer = owner.index_namer.for_bucket(partition, bucket)
         self.levels = Levels.of(restored, owner.num_levels)
+        self.upgrade_rules = UpgradeRules.of(owner.core, self.levels.max_level)
         self.next_sequence = max((f.max_sequence_number for f in restored), default=-1) + 1
         self.new_files: list[DataFileMeta] = []
         self.changelog_files: list[DataFileMeta] = []
@@ -197,8 +199,10 @@ class MergeTreeWriter:
                 # One sorted run, already at the top: as Java 1.2+ (apache/paimon#5638), rewrite
                 # only the files that have a deletion vector.
                 files = [f for f in files if self._has_deletion_vector(f)]
-            if not files:
-                return False
+                if not files:
+                    return False
+                self._rewrite_unit(files, top)
+                return True
             self._compact_unit(files, top)
             return True
         unit = self.owner.strategy.pick(self.levels.num_levels, self.levels.sorted_runs())
@@ -219,86 +223,84 @@ class MergeTreeWriter:
             while self.compact(full=False):
                 pass
 
-    def _compact_unit(self, files: list[DataFileMeta], output_level: int) -> None:
-        steps = self._upgrade_steps(files, output_level)
+    def _compact_unit(self, files: list[DataFileMeta], output_level: int, lift: bool = False) -> None:
+        """Compact a unit into ``output_level``, step by step (:func:`compaction_steps`).
+        ``lift``: the unit lifts level 0 at a commit of a deletion-vector table."""
+        steps = compaction_steps(files, self.layout.key_types, output_level, self.upgrade_rules)
         if steps is None:
-            self._rewrite_unit(files, output_level)
-            return
-        for upgrade, group in steps:
-            if upgrade:
+            steps = [(REWRITE, files)]
+        unit = frozenset(f.file_name for f in files)
+        drop_delete = output_level != 0 and output_level >= self.levels.non_empty_highest_level()
+        # deletion vectors mark the older rows of lifted keys; Java's full-compaction rewriter
+        # does no lookup, so such a table's compactions but the commit's lift merge without it
+        dv_lookup = self.owner.dv_enabled and (lift or self.upgrade_rules is not None)
+        for step, group in steps:
+            if step == UPGRADE:
                 self._replace(group, [replace(f, level=output_level) for f in group])
+            elif step == CHANGELOG:
+                self._upgrade_with_changelog(group[0], unit, output_level, dv_lookup)
+            elif dv_lookup:
+                self._dv_rewrite(group, unit, output_level)
             else:
-                self._rewrite_unit(group, output_level)
+                self._rewrite_unit(group, output_level, unit, drop_delete)
 
-    def _upgrade_steps(self, files: list[DataFileMeta], output_level: int) -> list[tuple[bool, list]] | None:
-        """How Java's compaction task handles a unit: its files grouped into sections by key range
-        (:func:`key_sections`). A file alone in its section overlaps nothing: one of at least
-        ``target-file-size * compaction.small-file-ratio`` is *upgraded*, moved to the output
-        level by rewriting its metadata only (unless it goes to the top level and may hold
-        deletes); small files and sections of overlapping files are rewritten together, up to the
-        next upgraded file. Steps (upgrade?, files), in key order; None: rewrite the whole unit
-        (a changelog producer, deletion vectors or the first-row engine must see the rows, or the
-        key ranges cannot be compared)."""
+    def _upgrade_with_changelog(self, f: DataFileMeta, unit: frozenset[str], output_level: int,
+                                dv_lookup: bool) -> None:
+        """Move ``f`` (alone in its key range) to ``output_level`` under its name, after reading its
+        rows for what Java's changelog rewriters take from them without rewriting: the +I rows
+        of a full-compaction changelog; a level-0 file's lookup changelog, and the deletion
+        vectors of its keys' older rows."""
         owner = self.owner
-        if (owner.changelog_producer in ("lookup", "full-compaction") or owner.dv_enabled
-                or owner.merge_fn.engine == "first-row"):
-            return None
-        sections = key_sections(files, self.layout.key_types)
-        if sections is None:
-            return None
-        min_size = owner.core.target_file_size * owner.core.get("compaction.small-file-ratio")
-        top = self.levels.max_level
-        steps: list[tuple[bool, list]] = []
-        candidate: list[list[DataFileMeta]] = []   # sections waiting to be rewritten together
+        kv = self.files.read([f], self.dvs)
+        if owner.changelog_producer == "full-compaction":
+            # the file is alone in its range: none of its keys is at the top level yet
+            self.compact_changelog += self._write_changelog(
+                diff_changelog(self.layout, self.layout.arrow_schema.empty_table(), drop_retracts(kv),
+                               owner.row_deduplicate), output_level)
+        elif dv_lookup:
+            older = self._mark_older(kv, unit)
+            if owner.changelog_producer == "lookup":
+                self._lookup_changelog(kv, older, output_level)
+        elif owner.changelog_producer == "lookup":
+            older, _ = self._lookup_older(kv, unit)
+            self._lookup_changelog(kv, older, output_level)
+        moved = replace(f, level=output_level)
+        self._prime(kv, [moved])   # the rows just read: the next lift need not decode the file
+        self._replace([f], [moved])
 
-        def upgrade(f: DataFileMeta) -> None:
-            if f.level == output_level:
-                return
-            if output_level == top and (f.delete_row_count is None or f.delete_row_count > 0):
-                steps.append((False, [f]))  # the top level keeps no deletes: rewrite to drop them
-            else:
-                steps.append((True, [f]))
+    def _lookup_older(self, level0_kv: pa.Table, unit: frozenset[str]) -> tuple[pa.Table, list[tuple[int, pa.Table]]]:
+        """The rows above level 0 of the keys in ``level0_kv``: those a lookup changelog compares
+        with, and (in a lookup-folded table) the ones outside ``unit`` the lifted rows fold in."""
+        upper = [f for f in self.levels.all_files() if f.level > 0]
+        hits = [(f, rows.drop_columns([POSITION])) for f, rows in self._look_up(upper, level0_kv)]
+        older = [(f.level, rows) for f, rows in hits]
+        looked_up: list[tuple[int, pa.Table]] = []
+        if self.files.folded:
+            # as Java's lookup compaction: the lifted row folds in the key's newest row above
+            # the unit, and only that one (it already holds the older levels')
+            looked_up = [(f.level, rows) for f, rows in hits if f.file_name not in unit]
+            older = newest_upper(self.layout.key_columns, older)
+        return concat_kv([t for _, t in older], self.layout.arrow_schema), looked_up
 
-        def rewrite() -> None:
-            if len(candidate) == 1 and len(candidate[0]) == 1:
-                upgrade(candidate[0][0])    # a lone small file: nothing to rewrite it with
-            elif candidate:
-                steps.append((False, [f for section in candidate for f in section]))
-            candidate.clear()
-
-        for section in sections:
-            group = [files[i] for i in section]
-            if len(group) > 1 or group[0].file_size < min_size:   # overlapping, or small
-                candidate.append(group)
-            else:
-                rewrite()
-                upgrade(group[0])
-        rewrite()
-        return steps
-
-    def _rewrite_unit(self, files: list[DataFileMeta], output_level: int) -> None:
+    def _rewrite_unit(self, files: list[DataFileMeta], output_level: int, unit: frozenset[str] | None = None,
+                      drop_delete: bool | None = None) -> None:
+        """Merge ``files`` (a unit, or a group of its files that shares no key with the rest of
+        ``unit``) into new files at ``output_level``, with the changelog its producer asks."""
         owner = self.owner
         files = merge_order(files)
-        drop_delete = output_level != 0 and output_level >= self.levels.non_empty_highest_level()
+        unit = frozenset(f.file_name for f in files) if unit is None else unit
+        if drop_delete is None:
+            drop_delete = output_level != 0 and output_level >= self.levels.non_empty_highest_level()
         before_top = None
         if owner.changelog_producer == "full-compaction" and output_level == self.levels.max_level:
-            top_files = self.levels.levels.get(self.levels.max_level, [])
-            before_top = drop_retracts(self.files.read(top_files, self.dvs))
+            # the other top-level files hold none of these files' keys
+            before_top = drop_retracts(self.files.read([f for f in files if f.level == output_level], self.dvs))
         level0 = [f for f in files if f.level == 0]
         looked_up: list[tuple[int, pa.Table]] = []
         if owner.changelog_producer == "lookup" and level0:
-            upper = [f for f in self.levels.all_files() if f.level > 0]
             level0_kv = self.files.read(level0, self.dvs)
-            hits = [(f, rows.drop_columns([POSITION])) for f, rows in self._look_up(upper, level0_kv)]
-            older = [(f.level, rows) for f, rows in hits]
-            if self.files.folded:
-                # as Java's lookup compaction: the lifted row folds in the key's newest row above
-                # the unit, and only that one (it already holds the older levels')
-                unit = {f.file_name for f in files}
-                looked_up = [(f.level, rows) for f, rows in hits if f.file_name not in unit]
-                older = newest_upper(self.layout.key_columns, older)
-            self._lookup_changelog(level0_kv, concat_kv([t for _, t in older], self.layout.arrow_schema),
-                                   output_level)
+            older, looked_up = self._lookup_older(level0_kv, unit)
+            self._lookup_changelog(level0_kv, older, output_level)
         if owner.merge_fn.engine == "first-row" and level0:
             merged, written = self._first_row_lift(files, level0, output_level, drop_delete)
         else:
@@ -308,10 +310,22 @@ class MergeTreeWriter:
                                                     merge_lone=owner.compact_at_commit and bool(level0)
                                                     and output_level != 0, looked_up=looked_up)
         if before_top is not None:
-            self.compact_changelog += self._write_changelog(
-                diff_changelog(self.layout, before_top, drop_retracts(merged), owner.row_deduplicate), output_level)
+            self.compact_changelog += self._full_changelog(files, output_level, before_top, merged)
         self._prime(merged, written)
         self._replace(files, written)
+
+    def _full_changelog(self, files: list[DataFileMeta], top: int, before_top: pa.Table,
+                        merged: pa.Table) -> list[DataFileMeta]:
+        """Full-compaction changelog of merging ``files`` into the top level: as Java's, only keys
+        with rows below the top level change (a key alone at the top emits nothing)."""
+        layout = self.layout
+        keys = layout.key_columns
+        lower = self.files.read([f for f in files if f.level != top], self.dvs).select(keys)
+        after = drop_retracts(merged)
+        if before_top.num_rows:
+            before_top = semi_join(before_top, lower, keys)
+            after = semi_join(after, lower, keys)
+        return self._write_changelog(diff_changelog(layout, before_top, after, self.owner.row_deduplicate), top)
 
     def _first_row_lift(self, files: list[DataFileMeta], level0: list[DataFileMeta], output_level: int,
                         drop_delete: bool) -> tuple[pa.Table, list[DataFileMeta]]:
@@ -336,39 +350,50 @@ class MergeTreeWriter:
         self.levels.update(before, after)
         self.compact_before += before
         self.compact_after += after
+        kept = {f.file_name for f in after}    # an upgraded file keeps its name and deletion vector
         for f in before:
-            if self.dvs.pop(f.file_name, None) is not None:
+            if f.file_name not in kept and self.dvs.pop(f.file_name, None) is not None:
                 self.dv_changed = True
 
     def _lookup_compact(self, keep: frozenset[str] = frozenset()) -> None:
         """Deletion-vector mode: compact level 0 (but ``keep``) into the upper levels, merging each
         key with its older version found there, which is then marked deleted instead of rewritten."""
         unit = force_level0_unit(self.levels, keep)
-        if unit is None:
-            return
+        if unit is not None:
+            self._compact_unit(unit.files, unit.output_level, lift=True)
+
+    def _mark_older(self, kv: pa.Table, unit: frozenset[str]) -> pa.Table:
+        """Deletion-vector mode: the live rows outside ``unit`` (above level 0) of the keys in
+        ``kv``, now marked deleted in their files' deletion vectors."""
         layout = self.layout
-        unit_names = {f.file_name for f in unit.files}
-        level0_kv = self.files.read([f for f in unit.files if f.level == 0], self.dvs)
-        unit_upper_kv = self.files.read([f for f in unit.files if f.level > 0], self.dvs)
-        unit_kv = concat_kv([unit_upper_kv, level0_kv], layout.arrow_schema)
-        keys = layout.key_columns
-        affected = unit_kv.select(keys).group_by(keys, use_threads=False).aggregate([])
-        old_parts = []
         # level-0 files left out of the unit are newer than it
-        others = [f for f in self.levels.all_files() if f.file_name not in unit_names and f.level != 0]
+        others = [f for f in self.levels.all_files() if f.file_name not in unit and f.level != 0]
         bitmap64 = self.owner.core.get("deletion-vectors.bitmap64")
-        for f, hit in self._look_up(others, affected):
+        old_parts = []
+        for f, hit in self._look_up(others, kv):
             self.dvs.setdefault(f.file_name, DeletionVector(bitmap64=bitmap64)).delete(hit.column(POSITION).to_numpy())
             self.dv_changed = True
             old_parts.append(hit.drop_columns([POSITION]))
-        old = concat_kv(old_parts, layout.arrow_schema)
-        merged = drop_retracts(merge_sorted(layout, self.owner.merge_fn, concat_kv([old, unit_kv], layout.arrow_schema),
-                                            merge_lone=True))
+        return concat_kv(old_parts, layout.arrow_schema)
+
+    def _dv_rewrite(self, files: list[DataFileMeta], unit: frozenset[str], output_level: int) -> None:
+        """Deletion-vector mode: merge ``files`` (of ``unit``) into ``output_level``, deletes
+        dropped. Where they lift level 0, each key's older live row outside the unit is merged in
+        and marked deleted (as Java, a rewrite of upper levels only looks nothing up: a key has
+        one live row above level 0)."""
+        layout = self.layout
+        level0_kv = self.files.read([f for f in files if f.level == 0], self.dvs)
+        upper_kv = self.files.read([f for f in files if f.level > 0], self.dvs)
+        group_kv = concat_kv([upper_kv, level0_kv], layout.arrow_schema)
+        lifts = level0_kv.num_rows > 0
+        old = self._mark_older(group_kv, unit) if lifts else layout.arrow_schema.empty_table()
+        merged = drop_retracts(merge_sorted(layout, self.owner.merge_fn, concat_kv([old, group_kv], layout.arrow_schema),
+                                            merge_lone=lifts))
         if self.owner.changelog_producer == "lookup":
-            self._lookup_changelog(level0_kv, concat_kv([old, unit_upper_kv], layout.arrow_schema), unit.output_level)
-        written = self.rewriter.write(merged, unit.output_level)
+            self._lookup_changelog(level0_kv, concat_kv([old, upper_kv], layout.arrow_schema), output_level)
+        written = self.rewriter.write(merged, output_level)
         self._prime(merged, written)
-        self._replace(unit.files, written)
+        self._replace(files, written)
 
     def _prime(self, merged: pa.Table | None, written: list[DataFileMeta]) -> None:
         """Hand the rows just written (in key order, file after file) to the lookup files, so the
@@ -434,9 +459,17 @@ class MergeTreeWriter:
         affected = level0_kv.select(keys).group_by(keys, use_threads=False).aggregate([])
         if older_kv.num_rows:
             older_kv = semi_join(older_kv, affected, keys)
-        before = drop_retracts(merge_sorted(layout, fn, older_kv))
-        after = drop_retracts(merge_sorted(layout, fn, concat_kv([older_kv, level0_kv], layout.arrow_schema),
-                                           merge_lone=True))
+        if fn.engine == "first-row":
+            # as Java's first-row lookup: a key found above keeps its first row and emits nothing,
+            # a new key emits +I
+            before = layout.arrow_schema.empty_table()
+            after = drop_retracts(merge_sorted(layout, fn, level0_kv, merge_lone=True))
+            if older_kv.num_rows:
+                after = semi_join(after, older_kv, keys, anti=True)
+        else:
+            before = drop_retracts(merge_sorted(layout, fn, older_kv))
+            after = drop_retracts(merge_sorted(layout, fn, concat_kv([older_kv, level0_kv], layout.arrow_schema),
+                                               merge_lone=True))
         self.compact_changelog += self._write_changelog(
             diff_changelog(layout, before, after, self.owner.row_deduplicate), output_level)
 

@@ -289,7 +289,9 @@ class FileStoreCommit:
                     for name in e.index_file.dv_range_map()}
 
         after = referenced(merge_index_entries(live_index, index_changes))
-        gone = {(e.partition, e.bucket, e.file.file_name) for e in removed}
+        # an upgraded file (removed at one level, added at another) keeps its name and its vector
+        gone = {(e.partition, e.bucket, e.file.file_name) for e in removed} - \
+            {(e.partition, e.bucket, e.file.file_name) for e in added}
         orphaned = after & gone
         if orphaned:
             raise CommitConflictError(
