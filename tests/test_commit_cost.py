@@ -54,7 +54,8 @@ def _spoil(cache_dir, how: str) -> None:
             data = p.read_bytes()
             p.write_bytes(data[: len(data) // 2])
         elif how == "stale":
-            table = pa.ipc.open_file(pa.memory_map(str(p))).read_all()
+            # read into memory: the file is overwritten below (a memory map of it would be truncated)
+            table = pa.ipc.open_file(pa.BufferReader(p.read_bytes())).read_all()
             meta = dict(table.schema.metadata or {})
             for key in list(meta):
                 if key != b"paimon_lab.version":

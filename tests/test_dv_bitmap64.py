@@ -137,18 +137,20 @@ def test_compaction_keeps_the_format(tmp_path):
     assert set(_kinds(t).values()) == {64}
     # primary key: a later write adds positions to the existing 64-bit vector
     p = _table(tmp_path, "pkc", **{"deletion-vectors.bitmap64": "true"})
-    p.write(_rows(range(10)))
+    p.write(_rows(range(3000)))   # far bigger than the updates: they are lifted above it, not merged in
     p.write(_rows([1], "x"))
     p.write(_rows([2], "y"))
     assert set(_kinds(p).values()) == {64}
     got = {r["id"]: r["v"] for r in p.to_arrow().to_pylist()}
-    assert len(got) == 10 and got[1] == "x" and got[2] == "y"
+    assert len(got) == 3000 and got[1] == "x" and got[2] == "y"
 
 
 @pytest.mark.parametrize("pk", [True, False])
 def test_alter_to_bitmap64_mixes_old_32bit_and_new_64bit_vectors(tmp_path, pk):
+    # file sizes far apart, so that a commit's compaction lifts its small level-0 file above
+    # the big ones rather than merging them in (Java's size-ratio pick)
     t = _table(tmp_path, f"mix{int(pk)}", pk=pk)
-    t.write(_rows(range(10)))
+    t.write(_rows(range(3000)))
     if pk:
         t.write(_rows([1], "x"))
     else:
@@ -156,20 +158,20 @@ def test_alter_to_bitmap64_mixes_old_32bit_and_new_64bit_vectors(tmp_path, pk):
     (old_file,) = _kinds(t)
     assert _kinds(t) == {old_file: 32}
     t.alter(SchemaChange.set_option("deletion-vectors.bitmap64", "true"))
-    t.write(_rows(range(10, 20)))
+    t.write(_rows(range(3000, 4000)))
     if pk:
-        t.write(_rows([2, 12], "y"))
+        t.write(_rows([2, 3002], "y"))
     else:
-        t.delete("id IN (2, 12)")
+        t.delete("id IN (2, 3002)")
     kinds = _kinds(t)
     new = [k for f, k in kinds.items() if f != old_file]
     # the old file's vector keeps its 32-bit kind (Java adds to the existing vector); new ones are 64-bit
     assert kinds.get(old_file) == 32 and new == [64]
-    expected = list(range(20)) if pk else [i for i in range(20) if i not in (1, 2, 12)]
+    expected = list(range(4000)) if pk else [i for i in range(4000) if i not in (1, 2, 3002)]
     assert _ids(t) == expected
     if pk:
         got = {r["id"]: r["v"] for r in t.to_arrow().to_pylist()}
-        assert got[1] == "x" and got[2] == got[12] == "y" and got[3] == "a"
+        assert got[1] == "x" and got[2] == got[3002] == "y" and got[3] == "a"
     t.compact(full=True)
     assert _ids(t) == expected
 

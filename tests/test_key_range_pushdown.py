@@ -39,11 +39,14 @@ def _rows(k, a, b):
 ])
 def test_value_filters_do_not_prune_before_the_merge(lab, engine, filt, want):
     t = _table(lab, "t", engine)
+    # the first file far bigger than the second, so that a first-row commit lifts the second
+    # above it rather than merging the two (Java's size-ratio pick); the filler rows match no filter
+    filler = list(range(100, 3100))
     if engine == "partial-update":
-        t.write(_rows([1, 50], [1, 9], [None, 9]))
+        t.write(_rows([1, 50] + filler, [1, 9] + [9] * len(filler), [None, 9] + [9] * len(filler)))
         t.write(_rows([1, 60], [None, 9], [2, 9]))
     else:
-        t.write(_rows([1, 50], [5, 9], [5, 9]))
+        t.write(_rows([1, 50] + filler, [5, 9] + [9] * len(filler), [5, 9] + [9] * len(filler)))
         t.write(_rows([1, 60], [7, 9], [7, 9]))
     got = t.to_arrow(filter=filt)
     assert sorted(zip(*[got.column(c).to_pylist() for c in "kab"])) == want

@@ -3,6 +3,7 @@ to, and reads above level 0 take only a key's lowest-level row (Java's LookupMer
 
 import glob
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -42,10 +43,16 @@ def test_lookup_lift_folds_the_older_levels(catalog, engine):
         options["fields.s.aggregate-function"] = "sum"
     t = catalog.create_table("db.t", S, primary_keys=["k"], options=options)
     total = 0
-    for i in range(7):
+    keys = 1
+    # each commit far smaller than the one before, so that it is lifted just above it (Java's
+    # size-ratio pick merges runs of similar size) and the levels stack up
+    for i, n in enumerate((20000, 5000, 1250, 320, 80, 20, 5)):
         tag = "first" if i == 0 else None   # partial-update: a field set once must survive every lift
-        t.write(pa.table({"k": pa.array([1, 10 + i], pa.int32()), "s": pa.array([10 ** i, 1], pa.int64()),
-                          "tag": pa.array([tag, "x"], pa.string())}))
+        other = list(range(100_000 * (i + 1), 100_000 * (i + 1) + n - 1))
+        keys += len(other)
+        noise = [f"{v:032x}" for v in np.random.default_rng(i).integers(0, 2 ** 62, len(other))]  # sizes follow rows
+        t.write(pa.table({"k": pa.array([1] + other, pa.int32()), "s": pa.array([10 ** i] + [1] * len(other), pa.int64()),
+                          "tag": pa.array([tag] + noise, pa.string())}))
         total = total + 10 ** i if engine == "aggregation" else 10 ** i
         assert t.to_arrow(filter="k = 1").to_pylist() == [{"k": 1, "s": total, "tag": "first"}]
         levels = _files_by_level(catalog, t)
@@ -57,4 +64,4 @@ def test_lookup_lift_folds_the_older_levels(catalog, engine):
     assert [(r["rowkind"], r["s"]) for r in audit] == [("+I", total)]
     t.compact(full=True)
     assert t.to_arrow(filter="k = 1").to_pylist() == [{"k": 1, "s": total, "tag": "first"}]
-    assert t.to_arrow().num_rows == 8
+    assert t.to_arrow().num_rows == keys

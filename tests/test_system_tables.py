@@ -56,6 +56,15 @@ PK_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.stri
                        pa.field("dt", pa.string(), nullable=False)])
 
 
+def _filler(n: int = 4000) -> pa.Table:
+    """Rows (ids 100...) that make a deletion-vector table's first files far bigger than a later
+    one-row write, so that its commit lifts the new row above them (a vector marks the old row)
+    rather than merging everything (Java's size-ratio pick)."""
+    ids = list(range(100, 100 + n))
+    return pa.table({"id": ids, "v": [f"f{i}" for i in ids], "dt": ["x" if i % 2 else "y" for i in ids]},
+                    schema=PK_SCHEMA)
+
+
 def rows(ids, dt_value):
     ids = list(ids)
     return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids],
@@ -359,6 +368,7 @@ def test_binlog_packs_update_pairs(catalog):
 def test_deletion_vectors_table_indexes(catalog):
     t = catalog.create_table("db.dv", PK_SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
                              options={"bucket": "2", "deletion-vectors.enabled": "true"})
+    t.write(_filler())
     t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"], "dt": ["x", "x", "y"]}, schema=PK_SCHEMA))
     t.write(pa.table({"id": [1, 4], "v": ["A", "d"], "dt": ["x", "y"]}, schema=PK_SCHEMA))
     t.compact(full=True)
@@ -630,6 +640,7 @@ def _build_interop_tables(lab_catalog):
     a.alter(SchemaChange.set_option("snapshot.num-retained.min", "20"))
     p = lab_catalog.create_table("db.p", PK_SCHEMA, primary_keys=["id", "dt"], partition_keys=["dt"],
                                  options={"bucket": "2", "deletion-vectors.enabled": "true"})
+    p.write(_filler())
     p.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", None], "dt": ["x", "x", "y"]}, schema=PK_SCHEMA))
     p.write(pa.table({"id": [1, 4], "v": ["A", "d"], "dt": ["x", "y"]}, schema=PK_SCHEMA))
     p.compact(full=True)

@@ -73,13 +73,19 @@ class UniversalCompaction:
         return CompactUnit(output, files)
 
 
-def force_level0_unit(levels: Levels, keep: frozenset[str] = frozenset()) -> CompactUnit | None:
-    """Compact every level-0 file into the upper levels (used by the lookup changelog producer
-    and deletion vectors, which must not leave data in level 0 after a commit). Level-0 files
-    named in ``keep`` (the newest ones) stay where they are."""
+def force_level0_unit(levels: Levels, strategy: UniversalCompaction,
+                      keep: frozenset[str] = frozenset()) -> CompactUnit | None:
+    """Compact every level-0 file into the upper levels (used by the lookup changelog producer,
+    deletion vectors and first-row, which must not leave data in level 0 after a commit), as
+    Java's ForceUpLevel0Compaction: the ``strategy``'s own pick first; else the level-0 runs,
+    taking in the next runs while the size ratio holds. Level-0 files named in ``keep`` (the
+    newest ones) stay where they are."""
     runs = [r for r in levels.sorted_runs() if not (r.level == 0 and r.files[0].file_name in keep)]
+    unit = strategy.pick(levels.num_levels, runs)
+    if unit is not None:
+        return unit
     n0 = sum(1 for r in runs if r.level == 0)
     if n0 == 0:
         return None
-    return UniversalCompaction._create(runs, levels.max_level, n0) or CompactUnit(
-        levels.max_level, [f for r in runs for f in r.files])
+    return strategy._size_ratio(levels.max_level, runs, n0, True) or \
+        CompactUnit(levels.max_level, [f for r in runs for f in r.files])

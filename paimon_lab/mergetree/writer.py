@@ -358,7 +358,7 @@ class MergeTreeWriter:
     def _lookup_compact(self, keep: frozenset[str] = frozenset()) -> None:
         """Deletion-vector mode: compact level 0 (but ``keep``) into the upper levels, merging each
         key with its older version found there, which is then marked deleted instead of rewritten."""
-        unit = force_level0_unit(self.levels, keep)
+        unit = force_level0_unit(self.levels, self.owner.strategy, keep)
         if unit is not None:
             self._compact_unit(unit.files, unit.output_level, lift=True)
 
@@ -486,7 +486,7 @@ class MergeTreeWriter:
             if full_compaction:
                 self.compact(full=True)
             elif owner.compact_at_commit and not owner.dv_enabled:
-                unit = force_level0_unit(self.levels, keep)
+                unit = force_level0_unit(self.levels, self.owner.strategy, keep)
                 if unit is not None:
                     self._compact_unit(unit.files, unit.output_level)
         msg = CommitMessage(self.partition, self.bucket, owner.total_buckets, list(self.new_files))

@@ -26,9 +26,11 @@ def _rows(keys, tag):
 
 
 # each commit well under the size of the run below it: the unit a commit lifts is its level-0
-# file alone (a file near the size of the run below pulls that run into Java's pick, which our
-# lift does not do yet)
+# file alone; CLOSE: a commit near the size of the run below, which Java's pick (its universal
+# pick, then level 0 taking in the next runs within 'compaction.size-ratio') merges with it
 UPSERTS = [(_rows(range(990), "a"), None), (_rows(range(25, 275), "b"), None)]
+CLOSE = [(_rows(range(990), "a"), None), (_rows(range(10, 960), "b"), None), (_rows(range(5, 15), "c"), None),
+         (_rows(range(0, 900), "d"), None)]
 DELETES = (_rows([2, 3, 900], "c"), ["-D", "-D", "+I"])
 CASES = {
     "lookup": ({"changelog-producer": "lookup"}, UPSERTS + [DELETES], False),
@@ -36,6 +38,8 @@ CASES = {
     "deletion-vectors-lookup": ({"changelog-producer": "lookup", "deletion-vectors.enabled": "true"},
                                 UPSERTS + [DELETES], False),
     "first-row-lookup": ({"changelog-producer": "lookup", "merge-engine": "first-row"}, UPSERTS, False),
+    "lookup-close-sizes": ({"changelog-producer": "lookup"}, CLOSE, False),
+    "deletion-vectors-close-sizes": ({"deletion-vectors.enabled": "true"}, CLOSE, False),
     "full-compaction": ({"changelog-producer": "full-compaction"},
                         [(_rows(range(990), "a"), None), (_rows(range(3000, 3020), "b"), None),
                          (_rows(range(40, 60), "c"), None)], True),

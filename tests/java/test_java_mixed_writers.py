@@ -48,6 +48,14 @@ def _round(r: int, pk: bool) -> tuple[pa.Table, list[str]]:
     return data, kinds
 
 
+def _compact_fully(t, pk: bool) -> None:
+    """A full compaction by paimon-lab (it has nothing to do when the commits' own compactions
+    already left every key in the top level, as Java's pick does for small commits)."""
+    t.compact(full=True)
+    if pk:
+        assert set(t.levels()["level"]) == {t.store.num_levels - 1}
+
+
 class Model:
     def __init__(self, pk: bool):
         self.pk, self.rows = pk, {} if pk else []
@@ -89,7 +97,7 @@ def test_mixed_writers(jo, oracle, lab, wh, version, name):
             t = lab.get_table("db.t")
             t.write(data, row_kinds=kinds if pk else None)
             if compact:
-                assert t.compact(full=True) is not None
+                _compact_fully(t, pk)
         else:
             jo.write(wh, "db.t", data, row_kinds=kinds if pk else None, compact=compact, version=version)
         model.apply(data, kinds)
@@ -187,7 +195,7 @@ def test_mixed_writers_merge_engines(jo, oracle, lab, wh, version, name):
             t = lab.get_table("db.t")
             t.write(data)
             if r == 2:
-                assert t.compact(full=True) is not None
+                _compact_fully(t, True)
         else:
             jo.write(wh, "db.t", data, compact=r == 1, version=version)
         _merge_model(name, state, rows)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -29,20 +30,25 @@ FIELDS = [("k", "BIGINT NOT NULL"), ("s", "BIGINT"), ("tag", "STRING")]
 COMMITS = 5
 
 
+SIZES = (1000, 200, 40, 8, 1)   # new keys per commit
+
+
 def _commit(i: int) -> pa.Table:
-    """Key 1 in every commit (s = 10**i, its tag only in the first), plus new keys: a big first
-    commit so that Java's size-ratio picking keeps the later, small commits on their own levels."""
-    n = 1000 if i == 0 else 1
-    keys = [1] + list(range(10 + 1000 * i, 10 + 1000 * i + n))
+    """Key 1 in every commit (s = 10**i, its tag only in the first), plus new keys with
+    incompressible tags: each commit far smaller than the one before, so that Java's size-ratio
+    picking (both sides') keeps the later commits on their own levels."""
+    n = SIZES[i]
+    keys = [1] + list(range(10 + 100_000 * i, 10 + 100_000 * i + n))
+    tags = [f"{v:032x}" for v in np.random.default_rng(i).integers(0, 2 ** 62, n)]
     return pa.table({"k": pa.array(keys, pa.int64()), "s": pa.array([10 ** i] + [1] * n, pa.int64()),
-                     "tag": pa.array(["first" if i == 0 else None] + ["x"] * n, pa.string())}, schema=S)
+                     "tag": pa.array(["first" if i == 0 else None] + tags, pa.string())}, schema=S)
 
 
 def _rust_key1(wh: str, ident: str) -> dict:
     table = PaimonCatalog({"warehouse": wh}).get_table(ident)
     rb = table.new_read_builder()
     got = pa.Table.from_batches(rb.new_read().read(rb.new_scan().plan().splits()))
-    assert got.num_rows == 1 + 1000 + COMMITS - 1, "pypaimon-rust lost or duplicated keys"
+    assert got.num_rows == 1 + sum(SIZES), "pypaimon-rust lost or duplicated keys"
     rows = [r for r in got.to_pylist() if r["k"] == 1]
     assert len(rows) == 1
     return rows[0]
