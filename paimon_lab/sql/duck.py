@@ -65,7 +65,8 @@ def connect(external_access: bool = False):
             try:
                 base.execute(f"SET GLOBAL TimeZone = '{zone.replace(chr(39), '')}'")
             except duckdb.Error:
-                raise SqlError(f"Unknown time zone '{zone}' in table.local-time-zone") from None
+                raise SqlError(f"Unknown time zone '{zone}' in table.local-time-zone (DuckDB {duckdb.__version__}; "
+                               "offsets that are not whole hours need DuckDB 1.5 or later)") from None
             base.execute("SET GLOBAL python_enable_replacements = false")
             if not external_access:
                 base.execute("SET enable_external_access = false")

@@ -222,6 +222,9 @@ def _timestamp_precisions(tree: exp.Expression) -> None:
     ``TIMESTAMP '...'`` literal with more than 6 fractional digits as nanoseconds, so that
     TIMESTAMP(9) values keep their nanoseconds."""
     for node in list(tree.find_all(exp.DataType)):
+        if node.this in (exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ):
+            node.set("expressions", [])   # DuckDB's TIMESTAMPTZ takes no precision before 2.0 (micros)
+            continue
         if node.this != exp.DataType.Type.TIMESTAMPNTZ:
             continue
         params = node.expressions

@@ -136,7 +136,9 @@ class Session:
 
     def time_zone_name(self) -> str:
         """'table.local-time-zone' as DuckDB (ICU) names it; the machine's zone when unset or
-        'default', as in Flink. Java's offset ids ('GMT+08:00', 'UTC+8', '+08:00') become 'GMT+08:00'."""
+        'default', as in Flink. Java's offset ids ('GMT+08:00', 'UTC+8', '+08:00') become
+        'Etc/GMT-8' for whole hours (the POSIX sign: east is minus; a name every DuckDB release
+        knows, unlike 'GMT+08:00' before 1.5), else 'GMT+05:30'."""
         name = (self.setting(LOCAL_TIME_ZONE) or "").strip()
         if not name or name.lower() == "default":
             return host_time_zone()
@@ -146,6 +148,8 @@ class Session:
             raise SqlError(f"SET '{LOCAL_TIME_ZONE}': {e}") from None
         if isinstance(zone, dt.timezone):
             minutes = int(zone.utcoffset(None).total_seconds()) // 60
+            if minutes % 60 == 0:
+                return "UTC" if minutes == 0 else f"Etc/GMT{'-' if minutes > 0 else '+'}{abs(minutes) // 60}"
             sign = "-" if minutes < 0 else "+"
             return f"GMT{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
         return name
@@ -283,12 +287,20 @@ class Session:
                     length_enforcer_override.reset(token)
 
 
+def _arrow_zone(zone: str) -> str:
+    """An offset zone as Arrow spells it: '+08:00' for 'GMT+08:00' and for 'Etc/GMT-8'."""
+    if zone.startswith("GMT") and zone[3:4] in "+-" and len(zone) > 3:
+        return zone[3:]
+    if zone.startswith("Etc/GMT") and zone[7:8] in "+-" and zone[8:].isdigit():
+        return f"{'-' if zone[7] == '+' else '+'}{int(zone[8:]):02d}:00"
+    return zone
+
+
 def _in_zone(data: pa.Table, zone: str) -> pa.Table:
-    """``data`` with its TIMESTAMP_LTZ columns shown in ``zone`` (the same instants; Arrow spells
-    an offset zone '+08:00', not 'GMT+08:00')."""
+    """``data`` with its TIMESTAMP_LTZ columns shown in ``zone`` (the same instants)."""
     if not any(pa.types.is_timestamp(f.type) and f.type.tz for f in data.schema):
         return data
-    arrow_zone = zone[3:] if zone.startswith("GMT") and zone[3:4] in "+-" and len(zone) > 3 else zone
+    arrow_zone = _arrow_zone(zone)
     fields = [f.with_type(pa.timestamp(f.type.unit, tz=arrow_zone))
               if pa.types.is_timestamp(f.type) and f.type.tz else f for f in data.schema]
     return data.cast(pa.schema(fields, metadata=data.schema.metadata))
