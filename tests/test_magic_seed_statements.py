@@ -8,6 +8,8 @@ import datetime as dt
 
 import pytest
 
+from seed_ddl import SEQUENCE_GROUPS_WITH_AGGREGATION
+
 pytest.importorskip("IPython")
 pytest.importorskip("duckdb")
 
@@ -70,22 +72,7 @@ WHERE dt = '20240312';""")
 
 
 def test_seed003_sequence_groups_with_aggregation(cell):
-    cell("""CREATE TABLE T (
-      k INT,
-      a STRING,
-      b INT,
-      g_1 INT,
-      c STRING,
-      d INT,
-      g_2 INT,
-      PRIMARY KEY (k) NOT ENFORCED
-    ) WITH (
-      'merge-engine' = 'partial-update',
-      'fields.g_1.sequence-group' = 'a,b',
-      'fields.b.aggregate-function' = 'max',
-      'fields.g_2.sequence-group' = 'c,d',
-      'fields.d.aggregate-function' = 'sum'
-    );""")
+    cell(SEQUENCE_GROUPS_WITH_AGGREGATION)
     cell("INSERT INTO T VALUES (1, 'a1', 5, 1, 'c1', 3, 1)")
     cell("INSERT INTO T VALUES (1, 'a2', 2, 2, 'c0', 4, 0)")  # g_2 older: c keeps c1, d still sums
     assert cell("SELECT * FROM T").to_pylist() == [{"k": 1, "a": "a2", "b": 5, "g_1": 2, "c": "c1", "d": 7, "g_2": 1}]

@@ -13,6 +13,7 @@ import pytest
 
 from paimon_lab.core import binary_row
 from paimon_lab.core import types as T
+from paimon_lab.core.manifest import EMPTY_STATS, DataFileMeta
 from paimon_lab.mergetree import reader as merge_read
 from paimon_lab.mergetree import shadowed
 
@@ -184,8 +185,9 @@ def _fake(keys, lo_seq, hi_seq):
     if len(keys):
         lo = binary_row.serialize([int(keys.min())], [T.atomic("BIGINT")])
         hi = binary_row.serialize([int(keys.max())], [T.atomic("BIGINT")])
-    meta = SimpleNamespace(min_key=lo, max_key=hi, row_count=len(keys),
-                           min_sequence_number=lo_seq, max_sequence_number=hi_seq)
+    meta = DataFileMeta(file_name="f.parquet", file_size=0, row_count=len(keys), min_key=lo, max_key=hi,
+                        key_stats=EMPTY_STATS, value_stats=EMPTY_STATS, min_sequence_number=lo_seq,
+                        max_sequence_number=hi_seq, schema_id=0, level=0)
     return SimpleNamespace(meta=meta, read=lambda names: pa.table({names[0]: pa.array(keys)}))
 
 

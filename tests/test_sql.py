@@ -13,6 +13,8 @@ import pytest
 from paimon_lab import Catalog, PaimonLabError
 from paimon_lab.sql import Session, SqlError
 
+from seed_ddl import SEQUENCE_GROUPS_WITH_AGGREGATION
+
 pytest.importorskip("duckdb")
 
 
@@ -474,22 +476,7 @@ def test_seed003_sequence_groups(s):
 );""")
     s.run("INSERT INTO T VALUES (1, 'a2', 'b2', 2, 'c1', 'd1', 1); INSERT INTO T VALUES (1, 'a1', 'b1', 1, NULL, NULL, NULL);")
     assert q(s, "SELECT a, b, c, d FROM T") == [("a2", "b2", "c1", "d1")]
-    s.run("""CREATE TABLE T2 (
-  k INT,
-  a STRING,
-  b INT,
-  g_1 INT,
-  c STRING,
-  d INT,
-  g_2 INT,
-  PRIMARY KEY (k) NOT ENFORCED
-) WITH (
-  'merge-engine' = 'partial-update',
-  'fields.g_1.sequence-group' = 'a,b',
-  'fields.b.aggregate-function' = 'max',
-  'fields.g_2.sequence-group' = 'c,d',
-  'fields.d.aggregate-function' = 'sum'
-);""")
+    s.run(SEQUENCE_GROUPS_WITH_AGGREGATION.replace("CREATE TABLE T (", "CREATE TABLE T2 (", 1))
     s.run("INSERT INTO T2 VALUES (1, 'a', 5, 1, 'c', 3, 1); INSERT INTO T2 VALUES (1, 'x', 2, 2, 'y', 4, 2);")
     assert q(s, "SELECT a, b, c, d FROM T2") == [("x", 5, "y", 7)]
 

@@ -158,6 +158,17 @@ class DataFileMeta:
     def format(self) -> str:
         return self.file_name.rsplit(".", 1)[-1] if "." in self.file_name else "parquet"
 
+    def key_range(self, key_types: Sequence) -> tuple[tuple, tuple]:
+        """The file's smallest and largest key, decoded with ``key_types`` (kept on the object:
+        sections, upgrades, shadowing and lookups all ask for it). Raises if undecodable."""
+        cached = self.__dict__.get("_key_range")
+        if cached is not None and cached[0] == list(key_types):
+            return cached[1]
+        decoded = (tuple(binary_row.deserialize(self.min_key, key_types)),
+                   tuple(binary_row.deserialize(self.max_key, key_types)))
+        object.__setattr__(self, "_key_range", (list(key_types), decoded))
+        return decoded
+
     def to_avro(self) -> dict:
         return {
             "_FILE_NAME": self.file_name, "_FILE_SIZE": self.file_size, "_ROW_COUNT": self.row_count,

@@ -207,11 +207,6 @@ def _validate(schema: TableSchema) -> None:
     if function != "default" and schema.core.bucket > 0:
         keys = schema.bucket_keys
         check_bucket_function(function, keys, [f.type for f in schema.fields_of(keys)])
-    core = schema.core
-    low, high = core.get("snapshot.num-retained.min"), core.get("snapshot.num-retained.max")
-    if low > high:  # Java's SchemaValidation
-        raise OptionError(f"'snapshot.num-retained.min' ({low}) must not be greater than "
-                          f"'snapshot.num-retained.max' ({high})")
 
 
 POSTPONE_BUCKET = -2

@@ -160,16 +160,15 @@ def _validate_engine_options(schema) -> None:
     if "partition.expiration-time" in options and not schema.partition_keys:
         raise OptionError("'partition.expiration-time' needs a partitioned table")
     for what in ("snapshot", "changelog"):
-        low = options.get(f"{what}.num-retained.min")
-        high = options.get(f"{what}.num-retained.max")
+        low, high = options.get(f"{what}.num-retained.min"), options.get(f"{what}.num-retained.max")
         if low is not None and int(low) < 1:
             raise OptionError(f"'{what}.num-retained.min' must be at least 1, got {low}")
-        if what == "changelog":
-            low = int(low) if low is not None else core.get("snapshot.num-retained.min")
-            high = int(high) if high is not None else core.get("snapshot.num-retained.max")
-            if low > high:
-                raise OptionError(f"'changelog.num-retained.min' ({low}) must not be greater than "
-                                  f"'changelog.num-retained.max' ({high})")
+        # The changelog bounds default to the snapshot ones.
+        low = int(low) if low is not None else core.get("snapshot.num-retained.min")
+        high = int(high) if high is not None else core.get("snapshot.num-retained.max")
+        if low > high:
+            raise OptionError(f"'{what}.num-retained.min' ({low}) must not be greater than "
+                              f"'{what}.num-retained.max' ({high})")
 
 
 def _check_avro_type(column: str, t) -> None:

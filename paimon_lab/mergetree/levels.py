@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from paimon_lab.core import binary_row
 from paimon_lab.core.manifest import DataFileMeta
 
 __all__ = ["SortedRun", "Levels", "key_sections"]
@@ -24,8 +23,7 @@ def key_sections(files: Sequence[DataFileMeta], key_types: Sequence) -> list[lis
     if len(files) <= 1:
         return [list(range(len(files)))]
     try:
-        ranges = [(tuple(binary_row.deserialize(f.min_key, key_types)),
-                   tuple(binary_row.deserialize(f.max_key, key_types))) for f in files]
+        ranges = [f.key_range(key_types) for f in files]
     except Exception:  # noqa: BLE001 - undecodable keys: nothing is known
         return None
     if any(None in lo or None in hi for lo, hi in ranges):

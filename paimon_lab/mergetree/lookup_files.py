@@ -32,7 +32,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_lab.core import binary_row
 from paimon_lab.core.manifest import DataFileMeta
 from paimon_lab.io.disk_cache import evict, touch, working_directory
 from paimon_lab.utils.arrow import semi_join
@@ -257,8 +256,7 @@ class LookupFiles:
     # ------------------------------------------------------------------ lookups
     def _may_hold(self, f: DataFileMeta, low: tuple, high: tuple) -> bool:
         try:
-            lo = tuple(binary_row.deserialize(f.min_key, self.key_types))
-            hi = tuple(binary_row.deserialize(f.max_key, self.key_types))
+            lo, hi = f.key_range(self.key_types)
             return not (hi < low or high < lo)
         except Exception:  # noqa: BLE001 - undecodable or incomparable key stats: look inside
             return True

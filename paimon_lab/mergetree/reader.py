@@ -41,7 +41,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_lab.core import binary_row
 from paimon_lab.utils.arrow import sort_indices_nulls_first
 from paimon_lab.errors import CorruptFileError
 from paimon_lab.io.file_io import join
@@ -394,8 +393,7 @@ class MergeReader:
     def _key_ranges(self, files: Sequence[DataFileMeta]) -> list[tuple] | None:
         types = self.layout.key_types
         try:
-            return [(tuple(binary_row.deserialize(f.min_key, types)), tuple(binary_row.deserialize(f.max_key, types)))
-                    for f in files]
+            return [f.key_range(types) for f in files]
         except Exception:  # noqa: BLE001 - undecodable keys: assume every range overlaps
             return None
 

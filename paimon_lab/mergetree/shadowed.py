@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from paimon_lab.core import binary_row
 from paimon_lab.core.manifest import DataFileMeta
 
 _BLOCK = 1 << 20  # bytes compared at a time
@@ -107,8 +106,7 @@ def covered_runs(readers: Sequence, key_columns: Sequence[str], key_types: Seque
         return set()
     files = [r.meta for r in readers]
     try:
-        ranges = [(tuple(binary_row.deserialize(f.min_key, key_types)),
-                   tuple(binary_row.deserialize(f.max_key, key_types))) for f in files]
+        ranges = [f.key_range(key_types) for f in files]
     except Exception:  # noqa: BLE001 - undecodable key ranges: nothing is proven
         return set()
     cache: dict[int, np.ndarray | None] = {}
