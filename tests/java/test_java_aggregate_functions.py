@@ -101,6 +101,7 @@ def _check_sketches(rows: list[dict]) -> None:
             assert compact_theta_sketch.deserialize(base64.b64decode(r["t"])).get_estimate() > 0
 
 
+@pytest.mark.compat("primary-key", "aggregate functions: collect, merge_map, nested_update, hll/theta sketches, rbm32", "both")
 @pytest.mark.parametrize("version", ["0.9", "1.0"])
 def test_aggregate_functions_both_ways(jo, oracle, lab, wh, version):
     oracle(version)
@@ -172,6 +173,7 @@ def _r64_expected(upto: int) -> dict[int, list[int] | None]:
     return {k: sorted(out.get(k)) if out.get(k) is not None else None for k in range(4)}
 
 
+@pytest.mark.compat("primary-key", "aggregate function rbm64", "both")
 @pytest.mark.parametrize("version", ["0.9", "1.0"])
 def test_rbm64_both_ways(jo, oracle, lab, wh, version):
     """Java's rbm64 stores RoaringBitmap's ``Roaring64Bitmap`` serialization: paimon-lab writes
@@ -208,6 +210,7 @@ def test_rbm64_both_ways(jo, oracle, lab, wh, version):
     assert java() == mine
 
 
+@pytest.mark.compat("primary-key", "rbm64 takes Java's 64-bit roaring format only", "Java refuses the portable one")
 def test_portable_64_bit_roaring_is_not_javas_rbm64(jo, java, wh):
     """pyroaring's portable 64-bit format is not what Java's rbm64 reads."""
     from pyroaring import BitMap64

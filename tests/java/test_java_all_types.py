@@ -155,6 +155,7 @@ def test_orc_timestamps_before_1970(jo, java09, lab, wh):
     assert jo.sort_rows(jo.read(wh, "db.t", version=java09), "id") == jo.canonical(data)
 
 
+@pytest.mark.compat("append", "'parquet.delta-encoding' files (documented: Java <= 1.0 cannot read them)", "lab writes; Java refuses")
 @pytest.mark.parametrize("version", ["0.9", "1.0"], ids=["java0.9", "java1.0"])
 def test_delta_encoding_is_not_readable_by_java(jo, oracle, lab, wh, version):
     """What the 'parquet.delta-encoding' option's documentation says: Java Paimon <= 1.0 cannot

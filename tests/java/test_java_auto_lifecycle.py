@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pyarrow as pa
+import pytest
 
 from paimon_lab.utils.clock import use_clock
 
@@ -27,6 +28,7 @@ def _at(*args) -> int:
     return int(dt.datetime(*args).timestamp() * 1000)
 
 
+@pytest.mark.compat("lifecycle", "expired partitions and automatic tags", "lab writes; Java reads")
 def test_java_reads_expired_partitions_and_auto_tags(jo, java, lab, wh):
     t = lab.create_table("db.p", PART, partition_keys=["dt"], options={
         "partition.expiration-time": "2 d", "partition.expiration-check-interval": "0 s",
@@ -51,6 +53,7 @@ def test_java_reads_expired_partitions_and_auto_tags(jo, java, lab, wh):
         _same(jo, jo.read(wh, "db.p", tag=tag, version=java), t.to_arrow(tag=tag))
 
 
+@pytest.mark.compat("lifecycle", "long-lived changelog files", "both")
 def test_long_lived_changelog_both_ways(jo, java, lab, wh):
     options = {"bucket": "1", "changelog-producer": "input", "snapshot.num-retained.min": "1",
                "snapshot.num-retained.max": "2", "changelog.num-retained.max": "5"}
@@ -79,6 +82,7 @@ def test_long_lived_changelog_both_ways(jo, java, lab, wh):
     _same(jo, jo.read(wh, "db.c", version=java), t.to_arrow())
 
 
+@pytest.mark.compat("lifecycle", "changelogs Java kept after expiration", "Java writes; lab reads")
 def test_lab_reads_changelogs_java_kept(jo, java, lab, wh):
     jo.create(wh, "db.j", FIELDS, primary_keys=["k"], options={
         "bucket": "1", "changelog-producer": "input", "snapshot.num-retained.min": "1",
@@ -92,6 +96,7 @@ def test_lab_reads_changelogs_java_kept(jo, java, lab, wh):
     assert sorted(t.changes(0, latest)["k"].to_pylist()) == [0, 1, 10, 11, 20, 21, 30, 31]
 
 
+@pytest.mark.compat("lifecycle", "manifest compaction", "lab compacts; Java reads, writes")
 def test_java_reads_after_manifest_compaction(jo, java09, lab, wh):
     t = lab.create_table("db.m", SCHEMA, primary_keys=["k"], options={"bucket": "2"})
     for i in range(4):

@@ -67,6 +67,7 @@ def _layout(t):
     return sorted(t.levels()[["level", "row_count", "deleted_rows"]].itertuples(index=False, name=None))
 
 
+@pytest.mark.compat("compaction", "files upgraded by metadata or rewritten, changelog: {case}", "same input, same result")
 @pytest.mark.parametrize("case", list(CASES))
 def test_upgrades_match_java(jo, java, lab, wh, case):
     options, commits, compact = CASES[case]
@@ -94,6 +95,7 @@ def test_upgrades_match_java(jo, java, lab, wh, case):
     assert lab.get_table("db.l").to_arrow().sort_by("k").equals(lab.get_table("db.j").to_arrow().sort_by("k"))
 
 
+@pytest.mark.compat("compaction", "an upgraded file keeps its deletion vector", "same input; Java reads, compacts")
 def test_upgraded_file_keeps_its_deletion_vector_like_java(jo, java, lab, wh):
     """A full compaction moves an upper-level file with a deletion vector into the top level by
     metadata, the vector still attached (its file name unchanged), as Java does on the same

@@ -39,6 +39,7 @@ def _rows(keys, tag: str) -> list[dict]:
     return [{"k": k, "part": k % 2, "v": f"{tag}-{k}"} for k in keys]
 
 
+@pytest.mark.compat("primary-key", "dynamic-bucket HASH index files written by appending", "both")
 @pytest.mark.parametrize("version", VERSIONS, ids=[f"java{v}" for v in VERSIONS])
 def test_java_writes_on_appended_hash_files(jo, oracle, lab, wh, version):
     oracle(version)

@@ -42,6 +42,7 @@ def _index_bytes(t, split, f) -> bytes | None:
     return t.store.file_io.read_bytes(join(t.store.bucket_path(split.partition, split.bucket), extra[0]))
 
 
+@pytest.mark.compat("append", "file indexes ({threshold} threshold): same bytes as Java", "both")
 @pytest.mark.parametrize("threshold,embedded", [("64 kb", True), ("1 b", False)], ids=["embedded", "separate"])
 def test_we_use_javas_indexes_and_write_the_same_bytes(jo, java, lab, wh, threshold, embedded):
     options = {"bucket": "1", "bucket-key": "id", "write-only": "true",
@@ -77,6 +78,7 @@ def test_we_use_javas_indexes_and_write_the_same_bytes(jo, java, lab, wh, thresh
     assert jo.sort_rows(jo.read(wh, "db.o", version=java), "id") == jo.sort_rows(expected, "id")
 
 
+@pytest.mark.compat("primary-key", "file indexes", "lab writes; Java reads")
 def test_java_reads_our_indexed_primary_key_table(jo, java, lab, wh):
     options = {"bucket": "1", "file-index.in-manifest-threshold": "1 b", **INDEXES}
     jo.create(wh, "db.pk", [("id", "BIGINT NOT NULL"), ("tag", "STRING")], primary_keys=["id"],
@@ -110,6 +112,7 @@ def _wide(n: int = 20000) -> pa.Table:
                      "s": pa.array(s, pa.string()), "t": pa.array([f"t{i}" for i in ids], pa.string())})
 
 
+@pytest.mark.compat("append", "file index bytes on wide data", "both")
 def test_index_bytes_match_java_on_wide_data(jo, java, lab, wh):
     options = {"bucket": "1", "bucket-key": "id", "write-only": "true", "file-index.in-manifest-threshold": "1 b",
                "file-index.bitmap.columns": "grp,s", "file-index.bitmap.grp.version": "1",

@@ -67,6 +67,7 @@ def _entry(catalog, db, name) -> dict:
             "location": h.sd.location.split(f"/{db}.db/")[-1]}
 
 
+@pytest.mark.compat("catalog", "Hive Metastore catalog (Hive 2.3)", "both")
 def test_java_and_we_share_the_metastore(java_hive, catalog):
     db = f"db_{uuid.uuid4().hex[:8]}"
     jo = java_hive

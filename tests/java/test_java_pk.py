@@ -131,6 +131,7 @@ def test_lab_reads_java_primary_key_table(jo, java, lab, wh, fmt):
     model.check_java(jo.read(wh, "db.pk", version=java))
 
 
+@pytest.mark.compat("compaction", "full compaction upgrades a lone level-0 file", "lab compacts; Java reads, compacts")
 def test_full_compaction_upgrades_a_lone_level0_file(jo, java, lab, wh):
     """A fresh level-0 file that overlaps nothing is moved to the top level by metadata only, as
     Java does (the 004 walkthrough: one DELETE and one ADD of the same data file): the COMPACT
@@ -159,6 +160,7 @@ def test_full_compaction_upgrades_a_lone_level0_file(jo, java, lab, wh):
     assert out["v"].to_pylist() == ["w"] * 10 + [f"v{i}" for i in range(10, 100)]
 
 
+@pytest.mark.compat("primary-key", "a spilled write buffer's merged runs", "lab writes; Java reads, compacts")
 def test_java_reads_lab_spilled_write_buffer(jo, java, lab, wh, monkeypatch):
     """One writer whose small buffer spills sorted runs (overlapping keys, deletes): the runs
     merged into one level-0 run per bucket are what Java reads, and Java's full compaction of
