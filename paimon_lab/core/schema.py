@@ -214,6 +214,32 @@ def _validate(schema: TableSchema) -> None:
                           f"'snapshot.num-retained.max' ({high})")
 
 
+def with_dynamic_options(schema: TableSchema, dynamic: dict[str, str | None]) -> TableSchema:
+    """``schema`` with ``dynamic`` options (an OPTIONS hint, a stream's start) over its own (None
+    removes one), checked as Java's ``FileStoreTable.copy`` checks them: no option fixed at creation
+    and not the bucket count changes, and the merged options pass the schema validation (so
+    ``'scan.mode' = 'latest'`` with ``'scan.snapshot-id'``, or ``fields.<not a column>.*``, is refused)."""
+    if not dynamic:
+        return schema
+    options = dict(schema.options)
+    for key, value in dynamic.items():
+        if value is None:
+            options.pop(key, None)
+            continue
+        value = str(value)
+        if options.get(key) != value:
+            if key in _IMMUTABLE:
+                raise OptionError(f"Option '{key}' cannot be changed by dynamic options: it is fixed when the "
+                                  "table is created")
+            if key == "bucket":
+                raise OptionError("Option 'bucket' cannot be changed by dynamic options (rescale the table's "
+                                  "buckets with ALTER TABLE and a compaction)")
+        options[key] = value
+    merged = replace(schema, options=options)
+    _validate(merged)
+    return merged
+
+
 POSTPONE_BUCKET = -2
 
 

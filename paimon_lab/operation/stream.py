@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.errors import PaimonLabError, SnapshotNotExistError
 from paimon_lab.operation.changes import changes
@@ -28,6 +29,9 @@ from paimon_lab.operation.changes import postponed_rows, snapshot_changes
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
 
+_START_OPTIONS = ("scan.snapshot-id", "scan.timestamp-millis", "scan.timestamp", "scan.tag-name", "scan.watermark",
+                  "scan.version", "scan.file-creation-time-millis", "incremental-between",
+                  "incremental-between-timestamp")
 MODES = ("latest-full", "full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp", "incremental")
 
 
@@ -65,6 +69,19 @@ def _table_startup(store: "FileStore") -> tuple[str, int | None, int | None, tup
     return mode, sid, ts, None
 
 
+def _check_start(store: "FileStore", mode, snapshot_id, timestamp_millis, incremental_between,
+                 consumer_id) -> None:
+    """Refuse a start the table's options contradict, as Java validates a streaming source's table
+    copied with the job's options (e.g. a snapshot id with the table's 'scan.timestamp-millis').
+    An explicit ``mode`` replaces the table's start: its start options are dropped from the copy."""
+    given = {"scan.mode": mode, "scan.snapshot-id": snapshot_id, "scan.timestamp-millis": timestamp_millis,
+             "incremental-between": None if incremental_between is None else
+             ",".join(str(x) for x in incremental_between), "consumer-id": consumer_id}
+    dynamic: dict[str, str | None] = {k: None for k in _START_OPTIONS if mode is not None}
+    dynamic |= {k: str(v) for k, v in given.items() if v is not None}
+    with_dynamic_options(store.schema, dynamic)
+
+
 def stream(store: "FileStore", *, mode: str | None = None, snapshot_id: int | None = None,
            timestamp_millis: int | None = None, incremental_between: tuple | None = None,
            consumer_id: str | None = None, columns: Sequence[str] | None = None,
@@ -75,6 +92,7 @@ def stream(store: "FileStore", *, mode: str | None = None, snapshot_id: int | No
     ``latest-full``). ``timeout`` (seconds) ends the stream when no new snapshot arrives for that
     long; None waits forever, 0 stops as soon as the stream has caught up.
     """
+    _check_start(store, mode, snapshot_id, timestamp_millis, incremental_between, consumer_id)
     if mode is None:
         mode, sid, ts, between = _table_startup(store)
         snapshot_id = snapshot_id if snapshot_id is not None else sid

@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from paimon_lab import system as st
 from paimon_lab.catalog.system_tables import catalog_system_table
+from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.sql.catalogs import SYSTEM_DB, Scope, ViewDef, memory_table
 from paimon_lab.sql.duck import connect, fetch_arrow
@@ -86,6 +87,10 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
         raise error(f"Table '{full}' does not exist{_did_you_mean(catalog, db, base)}") from None
     if options.get("branch"):
         table = table.on_branch(options["branch"])
+    try:  # as Java's copy of the table with the hint's options
+        with_dynamic_options(table.schema, {k: v for k, v in options.items() if k != "branch"})
+    except PaimonLabError as e:
+        raise error(f"OPTIONS hint on '{full}': {e}") from None
     ttype = table.options.get("type", "table")
     if ttype == "materialized-table" and system is None and not options.get("branch"):
         ensure_scheduled(ctx, cat, db, base, table)
