@@ -36,6 +36,10 @@ def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, An
             chunks = [pa.StructArray.from_arrays([c.field(j) for j in range(len(names))], names=names,
                                                  mask=c.is_null()) for c in col.chunks]
             src = src.set_column(i, f"c{i}", pa.chunked_array(chunks) if chunks else col)
+        if f.type.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and f.type.precision <= 6 and \
+                pa.types.is_timestamp(col.type) and col.type.unit == "ns":  # DuckDB would round nanoseconds
+            micros = T.truncate_timestamps(col, 6).cast(pa.timestamp("us", col.type.tz))
+            src = src.set_column(i, f"c{i}", micros)
     exprs = []
     sources: dict[str, tuple[str, str]] = {}  # internal column -> its cast
     positions = {f.name: i for i, f in enumerate(given_fields)} if data.num_columns else {}
@@ -76,6 +80,9 @@ def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, An
     cols = []
     for f in target:
         c = out.column(f.name)
+        dtype = next(x.type for x in fields if x.name == f.name)
+        if dtype.root in ("TIMESTAMP", "TIMESTAMP_LTZ"):  # Flink truncates to the column's precision
+            c = T.truncate_timestamps(c, dtype.precision)
         if c.type != f.type:
             try:
                 c = c.cast(f.type)
