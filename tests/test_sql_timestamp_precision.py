@@ -59,3 +59,19 @@ def test_table_write_truncates_to_the_columns_precision(s, tmp_path):
     rows = t.to_arrow().sort_by("id").to_pylist()
     assert [_micros(r) for r in rows] == [EXPECTED] * 2
     assert rows[0]["a"] == dt.datetime(2024, 1, 1, 10, 0, 0)
+
+
+def test_cast_to_string_shows_exactly_p_digits(s):
+    s.run("SET 'table.local-time-zone' = 'Asia/Shanghai'")
+    s.run("INSERT INTO t (id, a, b, c, g, l0, l3, l5) VALUES (1, TIMESTAMP '2024-01-01 10:00:00', "
+          "TIMESTAMP '2024-01-01 10:00:00.5', TIMESTAMP '2024-01-01 10:00:00', TIMESTAMP '2024-01-01 10:00:00.5', "
+          "TIMESTAMP '2024-01-01 10:00:00', TIMESTAMP '2024-01-01 10:00:00', TIMESTAMP '2024-01-01 10:00:00.25')")
+    row = s.run("SELECT CAST(a AS STRING) a, CAST(b AS STRING) b, CAST(c AS STRING) c, CAST(g AS VARCHAR) g, "
+                "CAST(l0 AS STRING) l0, CAST(x.l3 AS STRING) l3, CAST(l5 AS STRING) l5, c || '|' || l3 AS cat, "
+                "CAST(CAST(c AS TIMESTAMP(6)) AS STRING) c6, CAST(CAST(c AS TIMESTAMP_LTZ(2)) AS STRING) c2, "
+                "CAST(TIMESTAMP '2024-01-01 10:00:00.10' AS STRING) lit, CAST(id AS STRING) i FROM t x").to_pylist()[0]
+    assert row == {"a": "2024-01-01 10:00:00", "b": "2024-01-01 10:00:00.50", "c": "2024-01-01 10:00:00.000",
+                   "g": "2024-01-01 10:00:00.500000", "l0": "2024-01-01 10:00:00", "l3": "2024-01-01 10:00:00.000",
+                   "l5": "2024-01-01 10:00:00.25000", "cat": "2024-01-01 10:00:00.000|2024-01-01 10:00:00.000",
+                   "c6": "2024-01-01 10:00:00.000000", "c2": "2024-01-01 10:00:00.00", "lit": "2024-01-01 10:00:00.10",
+                   "i": "1"}
