@@ -99,6 +99,11 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
             raise error("Format tables have no system tables")
         return FormatTableRelation(table, full)
     scan = _scan_target(ctx, table, options, version, error)
+    if scan.get("empty"):
+        if system is not None:
+            raise error(f"Table {table.identifier} has no snapshot at or before "
+                        f"{scan['at']['timestamp_millis']} for system table '{system}'")
+        return ArrowRelation(full, lambda: table.schema.arrow_schema().empty_table())
     if system is not None:
         if system == "ro":
             return PaimonRelation(table, read_optimized=True, label=full, **scan["at"])
@@ -164,8 +169,8 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
         at["tag"] = o["scan.tag-name"]
     if "scan.timestamp-millis" in o:
         at["timestamp_millis"] = int(o["scan.timestamp-millis"])
-    if "scan.timestamp" in o:
-        at["timestamp_millis"] = ctx.parse_timestamp(o["scan.timestamp"], "scan.timestamp")
+    if "scan.timestamp" in o:  # Java parses it in the JVM's default zone, not the session's
+        at["timestamp_millis"] = _machine_zone_millis(o["scan.timestamp"], error)
     if "scan.version" in o:
         v = o["scan.version"]
         if v.isdigit():
@@ -199,7 +204,10 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
     if len([k for k in ("snapshot_id", "tag", "timestamp_millis") if at.get(k) is not None]) > 1:
         raise error("Give one time-travel target: a snapshot id, a tag or a timestamp")
     try:
-        if at:
+        if at.get("timestamp_millis") is not None and at.get("snapshot_id") is None and at.get("tag") is None \
+                and table.snapshot_manager.earlier_or_equal_time(at["timestamp_millis"]) is None:
+            out["empty"] = True  # no snapshot at or before that time: Java reads no rows
+        elif at:
             snap = table.snapshot(**at)
             if snap is None:
                 raise error(f"Table {table.identifier} has no snapshot to read")
@@ -208,6 +216,15 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
     except PaimonLabError as e:
         raise error(str(e)) from None
     return out
+
+
+def _machine_zone_millis(text: str, error) -> int:
+    """Epoch millis of 'scan.timestamp' (``yyyy-MM-dd[ HH:mm:ss[.SSS]]``) read in the machine's zone."""
+    try:
+        value = dt.datetime.fromisoformat(str(text).strip().replace("T", " "))
+    except ValueError:
+        raise error(f"Cannot read 'scan.timestamp' '{text}' (use 'yyyy-MM-dd HH:mm:ss[.SSS]')") from None
+    return int((value if value.tzinfo else value.astimezone()).timestamp() * 1000)
 
 def view_ast(view: ViewDef, error: Callable[[str], SqlError]) -> tuple[exp.Expression, Rewritten]:
     """The parsed query of a view (a parse error names the view)."""
