@@ -1,7 +1,7 @@
-"""``fields.<f>.default-value`` as Java 0.9-1.2 have it (the versions paimon-lab is checked
+"""``fields.<f>.default-value`` as Java 0.9-1.1 have it (the versions paimon-lab is checked
 against): applied when reading, to every NULL of the column: an explicit NULL as well as a value a
 write left out or a file written before the column was added. The files keep the NULLs, so
-resetting the option shows them again (Java 1.3+ dropped the option for a field's default
+resetting the option shows them again (later Java dropped the option for a field's default
 value, filled in by the write: the schema's ``defaultValue``, which paimon-lab also honours)."""
 
 from __future__ import annotations

@@ -178,7 +178,7 @@ _DEFAULT_PREFIX, _DEFAULT_SUFFIX = "fields.", ".default-value"
 
 
 def field_default_values(schema: TableSchema) -> dict[str, pa.Scalar]:
-    """``fields.<f>.default-value`` options as Arrow scalars of their columns' types (Java 0.9-1.x:
+    """``fields.<f>.default-value`` options as Arrow scalars of their columns' types (Java 0.9-1.1:
     a read returns the default where the column is NULL, including files written before the
     column was added)."""
     texts = {k[len(_DEFAULT_PREFIX):-len(_DEFAULT_SUFFIX)]: v for k, v in schema.options.items()
