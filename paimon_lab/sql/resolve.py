@@ -87,8 +87,14 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
         raise error(f"Table '{full}' does not exist{_did_you_mean(catalog, db, base)}") from None
     if options.get("branch"):
         table = table.on_branch(options["branch"])
+    dynamic = {k: v for k, v in options.items() if k != "branch"}
+    version_text = dynamic.pop("scan.version", None)
+    if version_text is not None:  # Java's copy travels first: a tag of that name, else a snapshot id
+        key = "scan.tag-name" if table.tag_manager.exists(version_text) or not version_text.strip().isdigit() \
+            else "scan.snapshot-id"
+        dynamic[key] = version_text
     try:  # as Java's copy of the table with the hint's options
-        with_dynamic_options(table.schema, {k: v for k, v in options.items() if k != "branch"})
+        with_dynamic_options(table.schema, dynamic)
     except PaimonLabError as e:
         raise error(f"OPTIONS hint on '{full}': {e}") from None
     ttype = table.options.get("type", "table")
