@@ -32,6 +32,8 @@ def s(tmp_path):
     ("'fields.nope.default-value'='1'", r"'fields.nope.default-value': 'nope' is not a column"),
     ("'merge-engine'='first-row'", r"'merge-engine' cannot be changed by dynamic options"),
     ("'bucket'='4'", r"'bucket' cannot be changed by dynamic options"),
+    ("'scan.snapshot-id'='abc'", r"Option 'scan.snapshot-id': 'abc' is not an integer"),
+    ("'snapshot.num-retained.min'='0'", r"'snapshot.num-retained.min' must be at least 1"),
 ])
 def test_hints_are_validated_with_the_tables_options(s, hint, message):
     with pytest.raises(SqlError, match=message) as e:
