@@ -92,6 +92,8 @@ def stream(store: "FileStore", *, mode: str | None = None, snapshot_id: int | No
     ``latest-full``). ``timeout`` (seconds) ends the stream when no new snapshot arrives for that
     long; None waits forever, 0 stops as soon as the stream has caught up.
     """
+    if mode is not None and mode not in MODES:
+        raise PaimonLabError(f"Unknown scan mode '{mode}'; use one of {', '.join(MODES)}")
     _check_start(store, mode, snapshot_id, timestamp_millis, incremental_between, consumer_id)
     if mode is None:
         mode, sid, ts, between = _table_startup(store)
