@@ -74,3 +74,15 @@ def test_a_streams_start_is_validated_with_the_tables_options(tmp_path):
     # an explicit mode replaces the table's start (the table's 'scan.timestamp-millis' is dropped)
     assert [b.snapshot_id for b in t.stream(mode="latest-full", timeout=0)] == [1]
     assert [b.snapshot_id for b in t.stream(timeout=0)] == [1]  # the table's start alone
+
+
+def test_a_streams_own_start_sets_its_mode_as_java_options_do(tmp_path):
+    cat = Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table("db.t", pa.schema([("k", pa.int32())]))
+    for i in range(3):
+        t.write(pa.table({"k": pa.array([i], pa.int32())}))
+    # 'scan.snapshot-id' alone means from-snapshot (not the table's default latest-full)
+    assert [b.snapshot_id for b in t.stream(snapshot_id=2, timeout=0)] == [2, 3]
+    with pytest.raises(OptionError, match="must not be set with scan mode 'from-timestamp'"):
+        next(t.stream(snapshot_id=2, timestamp_millis=1, timeout=0))
