@@ -91,8 +91,9 @@ def stream(store: "FileStore", *, mode: str | None = None, snapshot_id: int | No
            timeout: float | None = None, poll_interval: float = 0.2) -> Iterator[StreamBatch]:
     """Yield the table's changes snapshot by snapshot (see the module docs).
 
-    Without ``mode`` the stream starts as the table's 'scan.*' options say (default
-    ``latest-full``). ``timeout`` (seconds) ends the stream when no new snapshot arrives for that
+    Without ``mode`` the stream starts as the table's 'scan.*' options, with ``snapshot_id`` /
+    ``timestamp_millis`` / ``incremental_between`` over them, say (default ``latest-full``), as
+    Java's merged options; a start the merged options contradict is refused (OptionError). ``timeout`` (seconds) ends the stream when no new snapshot arrives for that
     long; None waits forever, 0 stops as soon as the stream has caught up.
     """
     if mode is not None and mode not in MODES:
