@@ -86,3 +86,12 @@ def test_a_streams_own_start_sets_its_mode_as_java_options_do(tmp_path):
     assert [b.snapshot_id for b in t.stream(snapshot_id=2, timeout=0)] == [2, 3]
     with pytest.raises(OptionError, match="must not be set with scan mode 'from-timestamp'"):
         next(t.stream(snapshot_id=2, timestamp_millis=1, timeout=0))
+
+
+def test_insert_overwrite_honours_the_dynamic_partition_overwrite_hint(s):
+    s.run("CREATE TABLE p (id INT, dt STRING) PARTITIONED BY (dt)")
+    s.run("INSERT INTO p VALUES (1, 'a'), (2, 'b')")
+    s.run("INSERT OVERWRITE p VALUES (3, 'a')")  # dynamic (the default): partition 'a' only
+    assert sorted(s.run("SELECT id FROM p").column("id").to_pylist()) == [2, 3]
+    s.run("INSERT OVERWRITE p /*+ OPTIONS('dynamic-partition-overwrite'='false') */ VALUES (4, 'a')")
+    assert s.run("SELECT id FROM p").column("id").to_pylist() == [4]  # the whole table, as Paimon documents

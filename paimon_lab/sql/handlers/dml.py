@@ -44,7 +44,7 @@ def insert(ctx: SessionContext, st: Statement) -> None:
     parts, tok = ts.qualified_name()
     hints: list = []
     while ts.peek() is not None and ts.peek().kind == "hint":
-        hints.append(ts.next())  # checked against the table below; they do not change what is written
+        hints.append(ts.next())  # checked against the table below
     static: dict[str, Any] = {}
     dynamic_parts: list[str] = []
     if ts.accept_kw("PARTITION"):
@@ -97,11 +97,17 @@ def insert(ctx: SessionContext, st: Statement) -> None:
         return None
 
     table = ctx.get_table([cat, db, name], error=err)
+    sink: dict[str, str] = {}
     for hint in hints:
         try:
-            with_dynamic_options(table.schema, parse_hint_options(hint, ts.text) or {})
+            options = parse_hint_options(hint, ts.text) or {}
+            with_dynamic_options(table.schema, options)
         except PaimonLabError as e:
             raise ts.error_at(hint)(f"OPTIONS hint on '{cat}.{db}.{name}': {e}") from None
+        sink.update(options)
+    dynamic_overwrite = None  # the hint Paimon documents for INSERT OVERWRITE; others do not change the write
+    if "dynamic-partition-overwrite" in sink:
+        dynamic_overwrite = sink["dynamic-partition-overwrite"].strip().lower() == "true"
     ttype = table.options.get("type", "table")
     if ttype == "format-table":
         data = prepared.execute()
@@ -132,7 +138,7 @@ def insert(ctx: SessionContext, st: Statement) -> None:
         if mode is False and rows.num_rows == 0:
             continue
         try:
-            write_rows(ctx, table, rows, overwrite=mode)
+            write_rows(ctx, table, rows, overwrite=mode, dynamic_partition_overwrite=dynamic_overwrite)
             ctx.feedback.add_rows(rows.num_rows)
         except SqlError:
             raise
