@@ -132,7 +132,7 @@ class Table:
 
     # ------------------------------------------------------------------ writing
     def write(self, data: Any, *, overwrite: bool | dict = False, row_kinds: Sequence[str] | None = None,
-              watermark: int | None = None) -> int | None:
+              watermark: int | None = None, dynamic_partition_overwrite: bool | None = None) -> int | None:
         """Write data (pyarrow Table/RecordBatch or pandas DataFrame) as exactly one commit.
 
         Columns may come in any order; nullable ones may be left out (written as NULL, or as the
@@ -147,9 +147,12 @@ class Table:
         level 0, only the COMPACT one shows the rows. A write that loses a race with another
         writer's commit (CommitConflictError) is redone on the latest snapshot. ``watermark``
         (epoch millis) is recorded in the snapshot (Paimon keeps the highest one seen).
+        ``dynamic_partition_overwrite`` overrides the table's 'dynamic-partition-overwrite' for this
+        write (an INSERT OVERWRITE's OPTIONS hint).
         """
         self.refresh()
-        return write_rows(self.store, data, overwrite=overwrite, row_kinds=row_kinds, watermark=watermark)
+        return write_rows(self.store, data, overwrite=overwrite, row_kinds=row_kinds, watermark=watermark,
+                          dynamic_partition_overwrite=dynamic_partition_overwrite)
 
     @contextmanager
     def writer(self, *, overwrite: bool | dict = False) -> Iterator["TableWriter"]:

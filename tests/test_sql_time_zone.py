@@ -145,8 +145,8 @@ def test_time_travel_reads_its_timestamp_in_the_session_zone(s, tmp_path):
     at = (shifted + dt.timedelta(seconds=1)).strftime("%Y-%m-%d %H:%M:%S")
     assert s.run(f"SELECT id FROM t FOR SYSTEM_TIME AS OF TIMESTAMP '{at}'").column("id").to_pylist() == [1]
     early = (shifted - dt.timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
-    with pytest.raises(SqlError):
-        s.run(f"SELECT id FROM t FOR SYSTEM_TIME AS OF TIMESTAMP '{early}'")
+    # before the first snapshot: no rows, as Java's from-timestamp scan finds no snapshot
+    assert s.run(f"SELECT id FROM t FOR SYSTEM_TIME AS OF TIMESTAMP '{early}'").num_rows == 0
 
 
 def test_ltz_as_string_is_the_wall_clock_without_offset(s):
@@ -154,8 +154,8 @@ def test_ltz_as_string_is_the_wall_clock_without_offset(s):
     s.run("INSERT INTO t (id, ltz, ts) VALUES (1, '2024-01-01 12:00:00.123', TIMESTAMP '2024-01-01 12:00:00')")
     row = s.run("SELECT CAST(ltz AS STRING) AS a, CAST(ts AS STRING) AS b, CAST(id AS STRING) AS c, "
                 "CAST(TO_TIMESTAMP_LTZ(0, 0) AS VARCHAR(30)) AS d, CAST('x+08' AS STRING) AS e FROM t").to_pylist()[0]
-    assert row == {"a": "2024-01-01 12:00:00.123", "b": "2024-01-01 12:00:00", "c": "1",
-                   "d": "1970-01-01 08:00:00", "e": "x+08"}
+    assert row == {"a": "2024-01-01 12:00:00.123", "b": "2024-01-01 12:00:00.000", "c": "1",
+                   "d": "1970-01-01 08:00:00.000", "e": "x+08"}  # TIMESTAMP(3), TIMESTAMP_LTZ(3): 3 digits
 
 
 def test_a_materialized_refresh_outside_a_statement_uses_the_session_zone(s):
@@ -179,3 +179,46 @@ def test_delete_and_update_read_ltz_literals_in_the_session_zone(s):
     s.run("UPDATE p SET n = 1 WHERE l = '2024-01-01 08:00:00'")
     s.run("DELETE FROM p WHERE l = TIMESTAMP '2024-01-01 09:00:00'")
     assert s.run("SELECT k, n FROM p").to_pylist() == [{"k": 1, "n": 1}]
+
+
+def test_time_travel_expressions_read_in_the_session_zone(s):
+    from paimon_lab.utils.clock import use_clock
+
+    base = int(dt.datetime(2024, 1, 1, 10, 0, tzinfo=UTC).timestamp() * 1000)  # 18:00 in Shanghai
+    for i in range(3):  # snapshots at 10:00, 11:00, 12:00 UTC
+        with use_clock(base + i * 3_600_000):
+            s.run(f"INSERT INTO t (id) VALUES ({i})")
+    s.run("SET 'table.local-time-zone' = 'Asia/Shanghai'")
+    half = base + 5_400_000  # 11:30 UTC, 19:30 in Shanghai: snapshot 2 (id 1) is current
+    for at in ["TIMESTAMP '2024-01-01 19:30:00'", "TIMESTAMP '2024-01-01 18:30:00' + INTERVAL '1' HOUR",
+               f"TO_TIMESTAMP_LTZ({half}, 3)", f"TO_TIMESTAMP_LTZ({half // 1000}, 0)",
+               f"TO_TIMESTAMP_LTZ({half - 3_600_000}, 3) + INTERVAL '1' HOUR",
+               "CAST('2024-01-01 19:30:00' AS TIMESTAMP_LTZ(3))",
+               "CAST(TIMESTAMP '2024-01-01 19:30:00' AS TIMESTAMP_LTZ(3))"]:
+        assert s.run(f"SELECT max(id) AS m FROM t FOR SYSTEM_TIME AS OF {at}").to_pylist() == [{"m": 1}], at
+    s.run("SET 'table.local-time-zone' = 'UTC'")  # the same wall clock is now 8 hours later: the latest
+    assert s.run("SELECT max(id) AS m FROM t FOR SYSTEM_TIME AS OF TIMESTAMP '2024-01-01 19:30:00'").to_pylist() == \
+        [{"m": 2}]
+    assert s.run(f"SELECT max(id) AS m FROM t FOR SYSTEM_TIME AS OF TO_TIMESTAMP_LTZ({half}, 3)").to_pylist() == \
+        [{"m": 1}]  # an instant is the same instant in every zone
+    assert s.run(f"SELECT id FROM t FOR SYSTEM_TIME AS OF TO_TIMESTAMP_LTZ({base - 1}, 3)").num_rows == 0
+
+
+def test_scan_timestamp_hint_is_read_in_the_machines_zone(s, monkeypatch):
+    import time
+
+    from paimon_lab.utils.clock import use_clock
+
+    monkeypatch.setenv("TZ", "America/New_York")  # the machine's zone (Java: the JVM's default zone)
+    time.tzset()
+    try:
+        base = int(dt.datetime(2024, 1, 1, 10, 0, tzinfo=UTC).timestamp() * 1000)  # 05:00 in New York
+        for i in range(3):
+            with use_clock(base + i * 3_600_000):
+                s.run(f"INSERT INTO t (id) VALUES ({i})")
+        s.run("SET 'table.local-time-zone' = 'Asia/Shanghai'")  # not this one
+        got = s.run("SELECT max(id) AS m FROM t /*+ OPTIONS('scan.timestamp' = '2024-01-01 06:30:00') */")
+        assert got.to_pylist() == [{"m": 1}]
+    finally:
+        monkeypatch.undo()
+        time.tzset()

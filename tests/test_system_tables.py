@@ -192,7 +192,7 @@ def test_snapshots(append_table):
     assert out.column("changelog_manifest_list").to_pylist() == [None] * 4
     assert out.schema.field("commit_time").type == pa.timestamp("ms")
     for row, snap in zip(out.to_pylist(), t.snapshots()):
-        assert row["commit_time"] == dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=snap.time_millis)
+        assert row["commit_time"] == _local(snap.time_millis)  # the machine's wall clock, as Java's JVM zone
         assert (row["commit_user"], row["commit_identifier"], row["schema_id"]) == \
             (snap.commit_user, snap.commit_identifier, snap.schema_id)
         assert (row["base_manifest_list"], row["delta_manifest_list"], row["watermark"]) == \
@@ -280,11 +280,10 @@ def test_tags_branches_consumers_options(append_table):
     tags = t.system("tags").to_pylist()
     assert [(r["tag_name"], r["snapshot_id"], r["schema_id"], r["record_count"], r["branches"]) for r in tags] == \
         [("t1", 2, 0, 6, "[b1]"), ("t2", 3, 0, 8, "[]")]
-    assert tags[0]["commit_time"] == dt.datetime(1970, 1, 1) + dt.timedelta(
-        milliseconds=t.snapshot(2).time_millis)
+    assert tags[0]["commit_time"] == _local(t.snapshot(2).time_millis)
     branches = t.system("branches").to_pylist()
     assert [b["branch_name"] for b in branches] == ["b1"]
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = dt.datetime.now()
     assert abs(branches[0]["create_time"] - now) < dt.timedelta(minutes=5)
     assert t.system("consumers").to_pylist() == [{"consumer_id": "c1", "next_snapshot_id": 3}]
     assert t.system("options").to_pylist() == [{"key": "snapshot.num-retained.min", "value": "20"}]
@@ -735,3 +734,27 @@ def test_catalog_and_table_entry_points_and_statistics_survive_commits(tmp_path)
     t.write(pa.table({"id": [4], "v": ["d"]}))
     assert t.latest_snapshot().statistics is not None  # carried over while the schema is unchanged
     assert t.system("statistics").num_rows == 1
+
+
+def _local(millis: int) -> dt.datetime:
+    """The machine's wall clock at ``millis`` (naive, to the millisecond)."""
+    return dt.datetime.fromtimestamp(millis // 1000).replace(microsecond=millis % 1000 * 1000)
+
+
+def test_commit_times_are_the_machines_wall_clock(append_table, monkeypatch):
+    """Java shows commit_time / update_time as the JVM default zone's wall clock (a TIMESTAMP)."""
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # +05:30, never UTC
+    time.tzset()
+    try:
+        t = append_table
+        snap = t.snapshots()[0]
+        shown = t.system("snapshots").column("commit_time")[0].as_py()
+        assert shown == dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=snap.time_millis, hours=5, minutes=30)
+        schema = t.system("schemas").column("update_time")[0].as_py()
+        assert schema == dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=t.schema_manager.schema(0).time_millis,
+                                                                hours=5, minutes=30)
+    finally:
+        monkeypatch.undo()
+        time.tzset()

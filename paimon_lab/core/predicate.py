@@ -63,7 +63,7 @@ class Predicate:
 def _arrow_literal(value: Any) -> Any:
     """A literal as Arrow compares it: a timestamp with nanoseconds (pandas' Timestamp, the value of
     a TIMESTAMP(7..9) literal) as a nanosecond scalar, since Arrow reads it as a datetime otherwise."""
-    if isinstance(value, _dt.datetime) and getattr(value, "nanosecond", 0):
+    if isinstance(value, _dt.datetime) and hasattr(value, "nanosecond"):
         return pa.scalar(value, pa.timestamp("ns", tz="UTC" if value.tzinfo else None))
     return value
 
@@ -386,17 +386,37 @@ def _coerce_many(values: tuple, target: pa.DataType) -> tuple | None:
     return None
 
 
+_ZONE = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)$")
+
+
+def _timestamp_literal(text: str, target: pa.DataType, column: str) -> Any:
+    """A timestamp string compared with a timestamp column. With no session zone in the Python API,
+    a zone-less string is UTC for a TIMESTAMP_LTZ column (``'... 18:00:00+08:00'`` or ``Z`` names
+    another offset); a TIMESTAMP column has no zone, so an offset there is refused."""
+    text = text.strip().replace("T", " ")
+    zone = _ZONE.search(text) if len(text) > 10 else None
+    if zone is not None and not target.tz:
+        raise FilterError(f"Value '{text}' has a zone offset, but column '{column}' is a TIMESTAMP without time "
+                          "zone: compare it with a local date-time")
+    offset = _dt.datetime.fromisoformat("2000-01-01 00:00:00" + (zone.group(1) if zone else "")).utcoffset() \
+        if zone else None
+    local = text[:zone.start()].rstrip() if zone else text
+    if target.unit == "ns" and re.search(r"[.]\d{7}", local):  # nanoseconds, which datetime drops
+        nanos = pa.scalar(local).cast(pa.timestamp("ns")).cast(pa.int64()).as_py()
+        nanos -= int(offset.total_seconds()) * 10 ** 9 if offset else 0
+        return pa.scalar(nanos, pa.int64()).cast(pa.timestamp("ns", tz=target.tz)).as_py()
+    value = _dt.datetime.fromisoformat(local)
+    if target.tz:
+        value = value.replace(tzinfo=_dt.timezone(offset) if offset is not None else _dt.timezone.utc)
+    return pa.scalar(value).cast(target).as_py()
+
+
 def _coerce(value: Any, target: pa.DataType, column: str) -> Any:
     if value is None:
         return None
     try:
-        if pa.types.is_timestamp(target) and isinstance(value, str) and target.unit == "ns" and \
-                re.search(r"[.]\d{7}", value):  # nanoseconds, which datetime drops: Arrow parses them
-            return pa.scalar(value.strip().replace("T", " ")).cast(pa.timestamp("ns")).cast(target).as_py()
         if pa.types.is_timestamp(target) and isinstance(value, str):
-            value = _dt.datetime.fromisoformat(value.replace("T", " "))
-            if target.tz and value.tzinfo is None:
-                value = value.replace(tzinfo=_dt.timezone.utc)
+            return _timestamp_literal(value, target, column)
         elif pa.types.is_date(target) and isinstance(value, str):
             value = _dt.date.fromisoformat(value)
         elif pa.types.is_string(target) or pa.types.is_large_string(target):
@@ -480,7 +500,10 @@ _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
 
 def parse_filter(text: str, schema: pa.Schema | None = None) -> Predicate:
     """Parse a SQL boolean expression (``AND``/``OR``/``NOT``, comparisons, ``IN``, ``BETWEEN``,
-    ``IS [NOT] NULL``, ``LIKE 'prefix%'``) into a predicate, bound to ``schema`` if given."""
+    ``IS [NOT] NULL``, ``LIKE 'prefix%'``) into a predicate, bound to ``schema`` if given.
+
+    A timestamp string compared with a TIMESTAMP_LTZ column is UTC unless it names an offset
+    (``'2024-01-01 18:00:00+08:00'``, ``...Z``); there is no session time zone outside SQL."""
     long_list = _parse_long_in_list(text)
     if long_list is not None:
         return bind(long_list, schema) if schema is not None else long_list

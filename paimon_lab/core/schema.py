@@ -13,7 +13,7 @@ from paimon_lab.core import types as T
 from paimon_lab.core.bucket_function import check_bucket_function
 from paimon_lab.errors import CorruptFileError, OptionError, SchemaError
 from paimon_lab.io.file_io import FileIO, join
-from paimon_lab.core.options import CoreOptions, validate_options
+from paimon_lab.core.options import REFUSED, CoreOptions, registry_entry, validate_options
 from paimon_lab.core.schema_validation import validate_table_schema
 from paimon_lab.utils import html as H
 
@@ -178,7 +178,7 @@ _DEFAULT_PREFIX, _DEFAULT_SUFFIX = "fields.", ".default-value"
 
 
 def field_default_values(schema: TableSchema) -> dict[str, pa.Scalar]:
-    """``fields.<f>.default-value`` options as Arrow scalars of their columns' types (Java 0.9-1.x:
+    """``fields.<f>.default-value`` options as Arrow scalars of their columns' types (Java 0.9-1.1:
     a read returns the default where the column is NULL, including files written before the
     column was added)."""
     texts = {k[len(_DEFAULT_PREFIX):-len(_DEFAULT_SUFFIX)]: v for k, v in schema.options.items()
@@ -207,6 +207,35 @@ def _validate(schema: TableSchema) -> None:
     if function != "default" and schema.core.bucket > 0:
         keys = schema.bucket_keys
         check_bucket_function(function, keys, [f.type for f in schema.fields_of(keys)])
+
+
+def with_dynamic_options(schema: TableSchema, dynamic: dict[str, str | None]) -> TableSchema:
+    """``schema`` with ``dynamic`` options (an OPTIONS hint, a stream's start) over its own (None
+    removes one), checked as Java's ``FileStoreTable.copy`` checks them: no option fixed at creation
+    and not the bucket count changes, and the merged options pass the schema validation (so
+    ``'scan.mode' = 'latest'`` with ``'scan.snapshot-id'``, or ``fields.<not a column>.*``, is refused)."""
+    if not dynamic:
+        return schema
+    options = dict(schema.options)
+    for key, value in dynamic.items():
+        if value is None:
+            options.pop(key, None)
+            continue
+        value = str(value)
+        entry = registry_entry(key)
+        if entry is not None and entry.status != REFUSED:
+            validate_options({key: value})  # the value parses as the option's type
+        if options.get(key) != value:
+            if key in _IMMUTABLE:
+                raise OptionError(f"Option '{key}' cannot be changed by dynamic options: it is fixed when the "
+                                  "table is created")
+            if key == "bucket":
+                raise OptionError("Option 'bucket' cannot be changed by dynamic options (rescale the table's "
+                                  "buckets with ALTER TABLE and a compaction)")
+        options[key] = value
+    merged = replace(schema, options=options)
+    _validate(merged)
+    return merged
 
 
 POSTPONE_BUCKET = -2

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_lab.errors import UnsupportedTypeError
 
@@ -207,6 +208,22 @@ def timestamp_unit(precision: int) -> str:
         return "us"
     return "ns"
 
+
+_UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+
+
+def truncate_timestamps(column: "pa.Array | pa.ChunkedArray", precision: int) -> "pa.Array | pa.ChunkedArray":
+    """Timestamps with the digits below ``precision`` dropped (toward the earlier time), as Flink
+    casts a value into a TIMESTAMP(p) / TIMESTAMP_LTZ(p) column and Java stores it; the unit stays."""
+    digits = _UNIT_DIGITS[column.type.unit]
+    if precision >= digits:
+        return column
+    factor = 10 ** (digits - precision)
+    ints = pc.cast(column, pa.int64())
+    back = pc.multiply(pc.divide(ints, factor), factor)  # integer division rounds toward zero
+    early = pc.and_(pc.less(ints, 0), pc.not_equal(back, ints))
+    floored = pc.subtract(back, pc.if_else(early, factor, 0))
+    return pc.cast(floored, column.type)
 
 def atomic(root: str, nullable: bool = True, **params: int) -> AtomicType:
     """Build an atomic type, filling Paimon's default length/precision/scale."""

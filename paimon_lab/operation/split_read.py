@@ -152,7 +152,11 @@ class TableRead:
         current = {f.name: f for f in self.schema.fields}
         physical = [by_id[current[n].id].name for n in needed if current[n].id in by_id]
         same_names = all(current[n].id in by_id and by_id[current[n].id].name == n for n in needed)
-        expr = predicate.to_expression() if (predicate is not None and same_names) else None
+        # Parquet keeps TIMESTAMP_LTZ(7..9) as zone-less INT96: such a filter applies after the cast
+        int96_ltz = file.format == "parquet" and predicate is not None and any(
+            current[c].type.root == "TIMESTAMP_LTZ" and current[c].type.precision > 6
+            for c in predicate.columns() if c in current)
+        expr = predicate.to_expression() if (predicate is not None and same_names and not int96_ltz) else None
         if expr is not None and file.format == "parquet" and predicate.columns() < set(physical):
             data = read_parquet_late(t.file_io, path, physical, predicate, self.inner_threads)
         else:

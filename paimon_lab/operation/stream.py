@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.errors import PaimonLabError, SnapshotNotExistError
 from paimon_lab.operation.changes import changes
@@ -26,8 +27,12 @@ from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.changes import postponed_rows, snapshot_changes
 
 if TYPE_CHECKING:
+    from paimon_lab.core.schema import TableSchema
     from paimon_lab.store.file_store import FileStore
 
+_START_OPTIONS = ("scan.snapshot-id", "scan.timestamp-millis", "scan.timestamp", "scan.tag-name", "scan.watermark",
+                  "scan.version", "scan.file-creation-time-millis", "incremental-between",
+                  "incremental-between-timestamp")
 MODES = ("latest-full", "full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp", "incremental")
 
 
@@ -48,10 +53,11 @@ def _resolve(store: "FileStore", ref) -> int:
     return int(ref)
 
 
-def _table_startup(store: "FileStore") -> tuple[str, int | None, int | None, tuple | None]:
-    """(mode, snapshot id, timestamp, incremental range) from the table's 'scan.*' options, as a
-    Java streaming read starts when the job names none: 'default' follows the options set."""
-    core = store.schema.core
+def _table_startup(store: "FileStore", schema) -> tuple[str, int | None, int | None, tuple | None]:
+    """(mode, snapshot id, timestamp, incremental range) from the 'scan.*' options of ``schema``
+    (the table's, with the stream's own start over them), as a Java streaming read starts:
+    'default' follows the options set."""
+    core = schema.core
     mode, between = core.get("scan.mode"), core.get("incremental-between")
     sid, ts, tag = core.get("scan.snapshot-id"), core.get("scan.timestamp-millis"), core.get("scan.tag-name")
     if tag is not None:
@@ -65,18 +71,36 @@ def _table_startup(store: "FileStore") -> tuple[str, int | None, int | None, tup
     return mode, sid, ts, None
 
 
+def _check_start(store: "FileStore", mode, snapshot_id, timestamp_millis, incremental_between,
+                 consumer_id) -> "TableSchema":
+    """Refuse a start the table's options contradict, as Java validates a streaming source's table
+    copied with the job's options (e.g. a snapshot id with the table's 'scan.timestamp-millis').
+    An explicit ``mode`` replaces the table's start: its start options are dropped from the copy.
+    Returns the table's schema with the start's options."""
+    given = {"scan.mode": mode, "scan.snapshot-id": snapshot_id, "scan.timestamp-millis": timestamp_millis,
+             "incremental-between": None if incremental_between is None else
+             ",".join(str(x) for x in incremental_between), "consumer-id": consumer_id}
+    dynamic: dict[str, str | None] = {k: None for k in _START_OPTIONS if mode is not None}
+    dynamic |= {k: str(v) for k, v in given.items() if v is not None}
+    return with_dynamic_options(store.schema, dynamic)
+
+
 def stream(store: "FileStore", *, mode: str | None = None, snapshot_id: int | None = None,
            timestamp_millis: int | None = None, incremental_between: tuple | None = None,
            consumer_id: str | None = None, columns: Sequence[str] | None = None,
            timeout: float | None = None, poll_interval: float = 0.2) -> Iterator[StreamBatch]:
     """Yield the table's changes snapshot by snapshot (see the module docs).
 
-    Without ``mode`` the stream starts as the table's 'scan.*' options say (default
-    ``latest-full``). ``timeout`` (seconds) ends the stream when no new snapshot arrives for that
+    Without ``mode`` the stream starts as the table's 'scan.*' options, with ``snapshot_id`` /
+    ``timestamp_millis`` / ``incremental_between`` over them, say (default ``latest-full``), as
+    Java's merged options; a start the merged options contradict is refused (OptionError). ``timeout`` (seconds) ends the stream when no new snapshot arrives for that
     long; None waits forever, 0 stops as soon as the stream has caught up.
     """
+    if mode is not None and mode not in MODES:
+        raise PaimonLabError(f"Unknown scan mode '{mode}'; use one of {', '.join(MODES)}")
+    merged = _check_start(store, mode, snapshot_id, timestamp_millis, incremental_between, consumer_id)
     if mode is None:
-        mode, sid, ts, between = _table_startup(store)
+        mode, sid, ts, between = _table_startup(store, merged)
         snapshot_id = snapshot_id if snapshot_id is not None else sid
         timestamp_millis = timestamp_millis if timestamp_millis is not None else ts
         incremental_between = incremental_between if incremental_between is not None else between

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_lab.core.options import TYPE_LENGTH_ENFORCER
-from paimon_lab.core.types import MAX_LENGTH
+from paimon_lab.core.types import MAX_LENGTH, truncate_timestamps
 from paimon_lab.errors import DataValidationError
 
 if TYPE_CHECKING:
@@ -46,6 +46,10 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
     length_mode = length_enforcer_override.get() or schema.core.get(TYPE_LENGTH_ENFORCER)
     for f in target:
         column = data.column(f.name)
+        dtype = schema.field(f.name).type
+        timestamp = dtype.root in ("TIMESTAMP", "TIMESTAMP_LTZ")
+        if timestamp and pa.types.is_timestamp(column.type):  # Flink casts to the column's precision
+            column = truncate_timestamps(column, dtype.precision)
         if column.type != f.type:
             try:
                 column = column.cast(f.type, safe=True)
@@ -53,6 +57,8 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
                 raise DataValidationError(
                     f"Column '{f.name}' has type {column.type}, which cannot be stored as "
                     f"{schema.field(f.name).type}: {e}") from None
+            if timestamp:
+                column = truncate_timestamps(column, dtype.precision)
         column = _with_default(column, schema.field(f.name))
         if not f.nullable and column.null_count:
             raise DataValidationError(f"Column '{f.name}' is NOT NULL but has {column.null_count} null value(s)")

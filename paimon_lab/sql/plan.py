@@ -19,6 +19,7 @@ from paimon_lab.sql.prepared import Prepared, RelInfo
 from paimon_lab.sql.relations import Relation
 from paimon_lab.sql.resolve import lookup, view_ast
 from paimon_lab.sql.rewrite import PLACEHOLDER, Rewritten
+from paimon_lab.sql.timestamp_text import timestamp_strings
 
 if TYPE_CHECKING:
     from paimon_lab.sql.context import SessionContext
@@ -67,13 +68,32 @@ class Planner:
         self._counter = counter if counter is not None else [0]
         _inline_ctes(ast)
         _flink_unix_timestamp(ast, self.rw)
-        _ltz_strings(ast)
         ast = self._resolve(ast)
+        timestamp_strings(ast, self._column_precision)
         self._push_into_derived(ast)
         self._analyze(ast)
         prepared = Prepared(ast, self.rels, self.rw)
         prepared.external_access = (self.ctx.setting(EXTERNAL_ACCESS, "false") or "").strip().lower() == "true"
         return prepared
+
+    def _column_precision(self, col: exp.Column) -> tuple[str, int] | None:
+        """(DuckDB type, precision) of a TIMESTAMP / TIMESTAMP_LTZ column of the statement's
+        Paimon tables (None: not one, or the name is ambiguous)."""
+        found = set()
+        for r in self.rels:
+            schema = getattr(getattr(r.relation, "table", None), "schema", None)
+            if (col.table and col.table != r.alias) or schema is None or col.name not in schema.field_names:
+                continue
+            t = schema.field(col.name).type
+            if t.root == "TIMESTAMP_LTZ":
+                found.add(("TIMESTAMP WITH TIME ZONE", t.precision))
+            elif t.root == "TIMESTAMP":
+                unit = "TIMESTAMP_S" if t.precision == 0 else "TIMESTAMP_MS" if t.precision <= 3 else \
+                    "TIMESTAMP" if t.precision <= 6 else "TIMESTAMP_NS"
+                found.add((unit, t.precision))
+            else:
+                found.add(None)
+        return found.pop() if len(found) == 1 else None
 
     # ------------------------------------------------------------------ name resolution
     def _resolve(self, ast: exp.Expression) -> exp.Expression:
@@ -545,26 +565,7 @@ def _flink_unix_timestamp(ast: exp.Expression, rw: Rewritten) -> None:
         epoch = exp.Cast(this=args[0].copy(), to=exp.DataType.build("DECIMAL(38, 6)"))
         micros = exp.Cast(this=exp.Mul(this=epoch, expression=exp.Literal.number(scale)),
                           to=exp.DataType.build("BIGINT"))
-        node.replace(exp.Anonymous(this="TIMEZONE", expressions=[
-            exp.Literal.string("UTC"), exp.Anonymous(this="MAKE_TIMESTAMP", expressions=[micros])]))
-
-
-_OFFSET = r"[+-][0-9]{2}(:[0-9]{2}){0,2}$"
-
-
-def _ltz_strings(ast: exp.Expression) -> None:
-    """A TIMESTAMP_LTZ cast to a string shows the session zone's wall clock without an offset, as in
-    Flink (DuckDB appends '+08'). Which casts read an LTZ is known only once DuckDB binds the
-    query, so each cast to a string asks ``typeof``, which DuckDB folds to a constant."""
-    for node in reversed(list(ast.find_all(exp.Cast))):  # inner casts first: the outer ones copy them
-        to = node.args.get("to")
-        if to is None or to.this not in exp.DataType.TEXT_TYPES or isinstance(node.this, (exp.Literal, exp.Null)):
-            continue
-        is_ltz = exp.EQ(this=exp.Anonymous(this="TYPEOF", expressions=[node.this.copy()]),
-                        expression=exp.Literal.string("TIMESTAMP WITH TIME ZONE"))
-        local = exp.Anonymous(this="REGEXP_REPLACE", expressions=[node.copy(), exp.Literal.string(_OFFSET),
-                                                                   exp.Literal.string("")])
-        case = exp.Case(ifs=[exp.If(this=is_ltz, true=local)], default=node.copy())
-        if isinstance(node.parent, exp.Select) and node in node.parent.expressions:  # keep the column's name
-            case = exp.alias_(case, node.sql(dialect="duckdb"), quoted=True)
-        node.replace(case)
+        ltz = exp.Anonymous(this="TIMEZONE", expressions=[
+            exp.Literal.string("UTC"), exp.Anonymous(this="MAKE_TIMESTAMP", expressions=[micros])])
+        ltz.meta["timestamp"] = ("TIMESTAMP WITH TIME ZONE", 3)  # Flink's TO_TIMESTAMP_LTZ is LTZ(3)
+        node.replace(ltz)

@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from paimon_lab import system as st
 from paimon_lab.catalog.system_tables import catalog_system_table
+from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.sql.catalogs import SYSTEM_DB, Scope, ViewDef, memory_table
 from paimon_lab.sql.duck import connect, fetch_arrow
@@ -86,6 +87,16 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
         raise error(f"Table '{full}' does not exist{_did_you_mean(catalog, db, base)}") from None
     if options.get("branch"):
         table = table.on_branch(options["branch"])
+    dynamic = {k: v for k, v in options.items() if k != "branch"}
+    version_text = dynamic.pop("scan.version", None)
+    if version_text is not None:  # Java's copy travels first: a tag of that name, else a snapshot id
+        key = "scan.tag-name" if table.tag_manager.exists(version_text) or not version_text.strip().isdigit() \
+            else "scan.snapshot-id"
+        dynamic[key] = version_text
+    try:  # as Java's copy of the table with the hint's options
+        with_dynamic_options(table.schema, dynamic)
+    except PaimonLabError as e:
+        raise error(f"OPTIONS hint on '{full}': {e}") from None
     ttype = table.options.get("type", "table")
     if ttype == "materialized-table" and system is None and not options.get("branch"):
         ensure_scheduled(ctx, cat, db, base, table)
@@ -94,6 +105,11 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
             raise error("Format tables have no system tables")
         return FormatTableRelation(table, full)
     scan = _scan_target(ctx, table, options, version, error)
+    if scan.get("empty"):
+        if system is not None:
+            raise error(f"Table {table.identifier} has no snapshot at or before "
+                        f"{scan['at']['timestamp_millis']} for system table '{system}'")
+        return ArrowRelation(full, lambda: table.schema.arrow_schema().empty_table())
     if system is not None:
         if system == "ro":
             return PaimonRelation(table, read_optimized=True, label=full, **scan["at"])
@@ -159,8 +175,8 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
         at["tag"] = o["scan.tag-name"]
     if "scan.timestamp-millis" in o:
         at["timestamp_millis"] = int(o["scan.timestamp-millis"])
-    if "scan.timestamp" in o:
-        at["timestamp_millis"] = ctx.parse_timestamp(o["scan.timestamp"], "scan.timestamp")
+    if "scan.timestamp" in o:  # Java parses it in the JVM's default zone, not the session's
+        at["timestamp_millis"] = _machine_zone_millis(o["scan.timestamp"], error)
     if "scan.version" in o:
         v = o["scan.version"]
         if v.isdigit():
@@ -194,7 +210,10 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
     if len([k for k in ("snapshot_id", "tag", "timestamp_millis") if at.get(k) is not None]) > 1:
         raise error("Give one time-travel target: a snapshot id, a tag or a timestamp")
     try:
-        if at:
+        if at.get("timestamp_millis") is not None and at.get("snapshot_id") is None and at.get("tag") is None \
+                and table.snapshot_manager.earlier_or_equal_time(at["timestamp_millis"]) is None:
+            out["empty"] = True  # no snapshot at or before that time: Java reads no rows
+        elif at:
             snap = table.snapshot(**at)
             if snap is None:
                 raise error(f"Table {table.identifier} has no snapshot to read")
@@ -203,6 +222,15 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
     except PaimonLabError as e:
         raise error(str(e)) from None
     return out
+
+
+def _machine_zone_millis(text: str, error) -> int:
+    """Epoch millis of 'scan.timestamp' (``yyyy-MM-dd[ HH:mm:ss[.SSS]]``) read in the machine's zone."""
+    try:
+        value = dt.datetime.fromisoformat(str(text).strip().replace("T", " "))
+    except ValueError:
+        raise error(f"Cannot read 'scan.timestamp' '{text}' (use 'yyyy-MM-dd HH:mm:ss[.SSS]')") from None
+    return int((value if value.tzinfo else value.astimezone()).timestamp() * 1000)
 
 def view_ast(view: ViewDef, error: Callable[[str], SqlError]) -> tuple[exp.Expression, Rewritten]:
     """The parsed query of a view (a parse error names the view)."""

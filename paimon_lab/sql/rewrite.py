@@ -222,20 +222,24 @@ def _timestamp_precisions(tree: exp.Expression) -> None:
     ``TIMESTAMP '...'`` literal with more than 6 fractional digits as nanoseconds, so that
     TIMESTAMP(9) values keep their nanoseconds."""
     for node in list(tree.find_all(exp.DataType)):
+        params = node.expressions
+        given = int(params[0].this.this) if params and isinstance(params[0], exp.DataTypeParam) and \
+            params[0].this.is_int else None
         if node.this in (exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ):
+            node.meta["precision"] = 6 if given is None else given   # kept for casts to strings
             node.set("expressions", [])   # DuckDB's TIMESTAMPTZ takes no precision before 2.0 (micros)
             continue
         if node.this != exp.DataType.Type.TIMESTAMPNTZ:
             continue
-        params = node.expressions
-        if params and isinstance(params[0], exp.DataTypeParam) and params[0].this.is_int:
-            p = int(params[0].this.this)
-        else:
-            p = 6
+        p = shown = given
+        if p is None:
+            p = shown = 6
             cast = node.parent
             if isinstance(cast, exp.Cast) and isinstance(cast.this, exp.Literal) and cast.this.is_string:
                 frac = re.search(r"[.](\d+)", cast.this.this)
                 p = 9 if frac and len(frac.group(1)) > 6 else 6
+                shown = min(len(frac.group(1)), 9) if frac else 0  # Flink: a literal has the digits it gives
+        node.meta["precision"] = shown
         node.set("this", next(unit for limit, unit in _NTZ_UNITS if p <= limit or limit == 9))
         node.set("expressions", [])
 

@@ -36,6 +36,10 @@ def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, An
             chunks = [pa.StructArray.from_arrays([c.field(j) for j in range(len(names))], names=names,
                                                  mask=c.is_null()) for c in col.chunks]
             src = src.set_column(i, f"c{i}", pa.chunked_array(chunks) if chunks else col)
+        if f.type.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and f.type.precision <= 6 and \
+                pa.types.is_timestamp(col.type) and col.type.unit == "ns":  # DuckDB would round nanoseconds
+            micros = T.truncate_timestamps(col, 6).cast(pa.timestamp("us", col.type.tz))
+            src = src.set_column(i, f"c{i}", micros)
     exprs = []
     sources: dict[str, tuple[str, str]] = {}  # internal column -> its cast
     positions = {f.name: i for i, f in enumerate(given_fields)} if data.num_columns else {}
@@ -76,6 +80,9 @@ def cast_rows(data: pa.Table, fields: list[T.DataField], constants: dict[str, An
     cols = []
     for f in target:
         c = out.column(f.name)
+        dtype = next(x.type for x in fields if x.name == f.name)
+        if dtype.root in ("TIMESTAMP", "TIMESTAMP_LTZ"):  # Flink truncates to the column's precision
+            c = T.truncate_timestamps(c, dtype.precision)
         if c.type != f.type:
             try:
                 c = c.cast(f.type)
@@ -142,7 +149,7 @@ def cast_values(rw, values: exp.Values, fields: list[T.DataField], error: SqlErr
 
 
 def write_rows(ctx: SessionContext, table, data: pa.Table, overwrite: Any = False,
-               row_kinds: list[str] | None = None) -> int | None:
+               row_kinds: list[str] | None = None, dynamic_partition_overwrite: bool | None = None) -> int | None:
     """Write rows already shaped like the table (names in schema order)."""
     fields = list(table.schema.fields)
     if data.column_names != [f.name for f in fields] or data.schema != T.arrow_schema(fields):
@@ -150,6 +157,6 @@ def write_rows(ctx: SessionContext, table, data: pa.Table, overwrite: Any = Fals
     if overwrite is False and data.num_rows == 0:
         return None
     snap = table.write(data, overwrite=overwrite, row_kinds=row_kinds) if row_kinds else \
-        table.write(data, overwrite=overwrite)
+        table.write(data, overwrite=overwrite, dynamic_partition_overwrite=dynamic_partition_overwrite)
     ctx.last_snapshot_id = snap
     return snap

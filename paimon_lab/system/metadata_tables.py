@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Sequence
 import pyarrow as pa
 
 from paimon_lab.core import binary_row
+from paimon_lab.utils.clock import local_wall_millis
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.io.file_io import join
 from paimon_lab.core.snapshot import Snapshot
@@ -115,7 +116,7 @@ def _sort_by_partition_bucket(store: "FileStore", entries: list) -> list:
 # ---------------------------------------------------------------------------------- tables
 
 def _snapshot_rows(snaps) -> pa.Table:
-    rows = [(s.id, s.schema_id, s.commit_user, s.commit_identifier, s.commit_kind, s.time_millis,
+    rows = [(s.id, s.schema_id, s.commit_user, s.commit_identifier, s.commit_kind, local_wall_millis(s.time_millis),
              s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list, s.total_record_count,
              s.delta_record_count, s.changelog_record_count, s.watermark)
             for s in snaps]
@@ -138,7 +139,8 @@ def schemas(store: "FileStore") -> pa.Table:
     for sid in store.schema_manager.list_ids():
         s = store.schema_for(sid)
         rows.append((s.id, flat_json([f.to_json() for f in s.fields]), flat_json(list(s.partition_keys)),
-                     flat_json(list(s.primary_keys)), flat_json(dict(s.options)), s.comment, s.time_millis))
+                     flat_json(list(s.primary_keys)), flat_json(dict(s.options)), s.comment,
+                     local_wall_millis(s.time_millis)))
     return table_of(rows, SCHEMAS["schemas"])
 
 
@@ -222,7 +224,8 @@ def tags(store: "FileStore") -> pa.Table:
         for name in store.file_io.list_names(join(branch_path(store.path, b), "tag")):
             if name.startswith("tag-"):
                 tag_branches.setdefault(name[4:], []).append(b)
-    rows = [(t.name, t.snapshot.id, t.snapshot.schema_id, t.snapshot.time_millis, t.snapshot.total_record_count,
+    rows = [(t.name, t.snapshot.id, t.snapshot.schema_id, local_wall_millis(t.snapshot.time_millis),
+             t.snapshot.total_record_count,
              java_list(tag_branches.get(t.name, [])))
             for t in store.tags()]
     return table_of(rows, SCHEMAS["tags"])
@@ -234,7 +237,7 @@ def branches(store: "FileStore") -> pa.Table:
     for info in store.file_io.list_dir(join(store.path, "branch")):
         if info.base_name.startswith("branch-") and info.type.name == "Directory":
             mtime = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
-            rows.append((info.base_name[len("branch-"):], mtime))
+            rows.append((info.base_name[len("branch-"):], local_wall_millis(mtime)))
     return table_of(sorted(rows), SCHEMAS["branches"])
 
 

@@ -23,6 +23,14 @@ def local_now() -> dt.datetime:
     return dt.datetime.fromtimestamp(now_millis() / 1000)
 
 
+
+def local_wall_millis(epoch_millis: int) -> int:
+    """The machine's local wall clock at ``epoch_millis``, as milliseconds of a zone-less timestamp
+    (Java's ``LocalDateTime.ofInstant(..., ZoneId.systemDefault())`` shown as a TIMESTAMP)."""
+    seconds, millis = divmod(int(epoch_millis), 1000)
+    offset = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).astimezone().utcoffset()
+    return seconds * 1000 + millis + int(offset.total_seconds()) * 1000
+
 @contextlib.contextmanager
 def use_clock(source: Callable[[], int] | int) -> Iterator[None]:
     """Read the time from ``source`` (a callable returning epoch millis, or a fixed value) inside

@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from paimon_lab.operation.row_dml import delete_rows_counted, rewrite_append, update_rows_counted
 from paimon_lab.core import types as T
+from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind, parse_filter
 from paimon_lab.sql.catalogs import memory_table
@@ -17,7 +18,7 @@ from paimon_lab.sql.errors import SqlError
 from paimon_lab.sql.format_table import format_insert
 from paimon_lab.sql.plan import PUSHABLE, utc_session
 from paimon_lab.sql.relations import ArrowRelation, FunctionRelation, PaimonRelation
-from paimon_lab.sql.rewrite import PLACEHOLDER, parse, rewrite
+from paimon_lab.sql.rewrite import PLACEHOLDER, parse, parse_hint_options, rewrite
 from paimon_lab.sql.spelling import duck_type
 from paimon_lab.sql.writing import cast_rows, cast_values, write_rows
 
@@ -41,8 +42,9 @@ def insert(ctx: SessionContext, st: Statement) -> None:
         ts.expect_kw("INTO")
     ts.accept_kw("TABLE")
     parts, tok = ts.qualified_name()
+    hints: list = []
     while ts.peek() is not None and ts.peek().kind == "hint":
-        ts.next()  # sink options do not change what is written
+        hints.append(ts.next())  # checked against the table below
     static: dict[str, Any] = {}
     dynamic_parts: list[str] = []
     if ts.accept_kw("PARTITION"):
@@ -95,6 +97,17 @@ def insert(ctx: SessionContext, st: Statement) -> None:
         return None
 
     table = ctx.get_table([cat, db, name], error=err)
+    sink: dict[str, str] = {}
+    for hint in hints:
+        try:
+            options = parse_hint_options(hint, ts.text) or {}
+            with_dynamic_options(table.schema, options)
+        except PaimonLabError as e:
+            raise ts.error_at(hint)(f"OPTIONS hint on '{cat}.{db}.{name}': {e}") from None
+        sink.update(options)
+    dynamic_overwrite = None  # the hint Paimon documents for INSERT OVERWRITE; others do not change the write
+    if "dynamic-partition-overwrite" in sink:
+        dynamic_overwrite = sink["dynamic-partition-overwrite"].strip().lower() == "true"
     ttype = table.options.get("type", "table")
     if ttype == "format-table":
         data = prepared.execute()
@@ -125,7 +138,7 @@ def insert(ctx: SessionContext, st: Statement) -> None:
         if mode is False and rows.num_rows == 0:
             continue
         try:
-            write_rows(ctx, table, rows, overwrite=mode)
+            write_rows(ctx, table, rows, overwrite=mode, dynamic_partition_overwrite=dynamic_overwrite)
             ctx.feedback.add_rows(rows.num_rows)
         except SqlError:
             raise
