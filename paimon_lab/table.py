@@ -63,6 +63,15 @@ class Table:
         """The same table seen through another branch."""
         return Table.of(self.store.on_branch(branch))
 
+    def copy(self, options: dict[str, Any]) -> "Table":
+        """This table with dynamic ``options`` over its own, as Java's ``Table.copy`` (Flink's
+        ``/*+ OPTIONS(...) */`` hints): they apply to what this object reads and writes
+        ('write-only', 'target-file-size', 'snapshot.num-retained.max', 'scan.snapshot-id', ...)
+        and are never written to the schema. Options fixed at creation and 'bucket' are refused, and
+        the merged options must pass the schema validation (OptionError naming the problem)."""
+        text = {k: None if v is None else str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()}
+        return Table.of(self.store.copy(text))
+
     def refresh(self) -> "Table":
         """Pick up a newer schema written by someone else."""
         self.store.refresh()
@@ -132,7 +141,7 @@ class Table:
 
     # ------------------------------------------------------------------ writing
     def write(self, data: Any, *, overwrite: bool | dict = False, row_kinds: Sequence[str] | None = None,
-              watermark: int | None = None, dynamic_partition_overwrite: bool | None = None) -> int | None:
+              watermark: int | None = None) -> int | None:
         """Write data (pyarrow Table/RecordBatch or pandas DataFrame) as exactly one commit.
 
         Columns may come in any order; nullable ones may be left out (written as NULL, or as the
@@ -147,12 +156,9 @@ class Table:
         level 0, only the COMPACT one shows the rows. A write that loses a race with another
         writer's commit (CommitConflictError) is redone on the latest snapshot. ``watermark``
         (epoch millis) is recorded in the snapshot (Paimon keeps the highest one seen).
-        ``dynamic_partition_overwrite`` overrides the table's 'dynamic-partition-overwrite' for this
-        write (an INSERT OVERWRITE's OPTIONS hint).
         """
         self.refresh()
-        return write_rows(self.store, data, overwrite=overwrite, row_kinds=row_kinds, watermark=watermark,
-                          dynamic_partition_overwrite=dynamic_partition_overwrite)
+        return write_rows(self.store, data, overwrite=overwrite, row_kinds=row_kinds, watermark=watermark)
 
     @contextmanager
     def writer(self, *, overwrite: bool | dict = False) -> Iterator["TableWriter"]:

@@ -95,3 +95,49 @@ def test_insert_overwrite_honours_the_dynamic_partition_overwrite_hint(s):
     assert sorted(s.run("SELECT id FROM p").column("id").to_pylist()) == [2, 3]
     s.run("INSERT OVERWRITE p /*+ OPTIONS('dynamic-partition-overwrite'='false') */ VALUES (4, 'a')")
     assert s.run("SELECT id FROM p").column("id").to_pylist() == [4]  # the whole table, as Paimon documents
+
+
+def test_insert_hints_apply_to_the_write(s):
+    """'write-only' in an INSERT's hint: this write does not compact, though the table's
+    'full-compaction.delta-commits' = 1 makes every other write compact."""
+    s.run("CREATE TABLE f (k INT, v STRING, PRIMARY KEY (k) NOT ENFORCED) "
+          "WITH ('bucket' = '1', 'full-compaction.delta-commits' = '1')")
+    kinds = lambda: s.run("SELECT commit_kind FROM `f$snapshots` ORDER BY snapshot_id").column(0).to_pylist()
+    s.run("INSERT INTO f /*+ OPTIONS('write-only'='true') */ VALUES (1, 'a')")
+    assert kinds() == ["APPEND"]
+    s.run("INSERT INTO f VALUES (2, 'b')")
+    assert kinds() == ["APPEND", "APPEND", "COMPACT"]
+    assert "write-only" not in s.run("SELECT key FROM `f$options`").column(0).to_pylist()
+
+
+def test_read_hints_apply_to_the_read(s):
+    """A hint's 'fields.<f>.default-value' fills NULLs of that read, as Java 0.9's copy does."""
+    s.run("INSERT INTO t VALUES (3, CAST(NULL AS STRING))")
+    hinted = s.run("SELECT v FROM t /*+ OPTIONS('fields.v.default-value'='none') */ WHERE k = 3")
+    assert hinted.column("v").to_pylist() == ["none"]
+    assert s.run("SELECT v FROM t WHERE k = 3").column("v").to_pylist() == [None]
+
+
+def test_table_copy(tmp_path):
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
+    t = catalog.create_table("db.t", schema, primary_keys=["k"],
+                             options={"bucket": "1", "full-compaction.delta-commits": "1"})
+    quiet = t.copy({"write-only": True})
+    assert quiet.options["write-only"] == "true" and "write-only" not in t.options
+    quiet.write(pa.table({"k": [1], "v": ["a"]}, schema=schema))
+    assert [s.commit_kind for s in t.snapshots()] == ["APPEND"]
+    # the copy follows the table's schema changes and keeps its options
+    from paimon_lab.core.schema import SchemaChange
+    t.alter(SchemaChange.add_column("n", pa.int32()))
+    quiet.write(pa.table({"k": [2], "v": ["b"], "n": [7]}))
+    assert quiet.schema.id == 1 and quiet.options["write-only"] == "true"
+    assert [s.commit_kind for s in t.snapshots()] == ["APPEND", "APPEND"]
+    assert "write-only" not in catalog.get_table("db.t").options    # nothing was written to the schema
+    t.write(pa.table({"k": [3], "v": ["c"], "n": [1]}))
+    assert [s.commit_kind for s in t.refresh().snapshots()][-1] == "COMPACT"
+    with pytest.raises(OptionError, match="'bucket' cannot be changed"):
+        t.copy({"bucket": "2"})
+    with pytest.raises(OptionError, match="'merge-engine' cannot be changed"):
+        t.copy({"merge-engine": "first-row"})

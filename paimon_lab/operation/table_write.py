@@ -41,19 +41,17 @@ def new_store_write(store: "FileStore", commit_user: str, ignore_previous_files:
 
 def write_rows(store: "FileStore", data: Any, *, overwrite: bool | dict = False,
                row_kinds: Sequence[str] | None = None, commit_user: str | None = None,
-               watermark: int | None = None, dynamic_partition_overwrite: bool | None = None) -> int | None:
+               watermark: int | None = None) -> int | None:
     """Write ``data`` as one commit; the id of the snapshot in which its rows are visible.
 
     A :class:`CommitConflictError` means nothing was committed and the write was planned on a
     view other commits have made stale (dynamic bucket assignment, cross-partition routing,
     deletion vectors): it is redone from scratch on the latest snapshot, up to
-    'commit.max-retries' times. ``dynamic_partition_overwrite`` (None: the table's option) says
-    whether an overwrite replaces only the partitions the data lands in."""
+    'commit.max-retries' times."""
     retries = store.schema.core.get("commit.max-retries")
     for attempt in range(retries + 1):
         w = TableWrite(store, overwrite, commit_user=commit_user)
         w.watermark = watermark
-        w.dynamic_partition_overwrite = dynamic_partition_overwrite
         try:
             w.write(data, row_kinds=row_kinds)
         except BaseException:

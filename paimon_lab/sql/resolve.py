@@ -13,7 +13,6 @@ from sqlglot import exp
 
 from paimon_lab import system as st
 from paimon_lab.catalog.system_tables import catalog_system_table
-from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.sql.catalogs import SYSTEM_DB, Scope, ViewDef, memory_table
 from paimon_lab.sql.duck import connect, fetch_arrow
@@ -93,8 +92,8 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
         key = "scan.tag-name" if table.tag_manager.exists(version_text) or not version_text.strip().isdigit() \
             else "scan.snapshot-id"
         dynamic[key] = version_text
-    try:  # as Java's copy of the table with the hint's options
-        with_dynamic_options(table.schema, dynamic)
+    try:  # the read sees Java's copy of the table with the hint's options
+        table = table.copy(dynamic) if dynamic else table
     except PaimonLabError as e:
         raise error(f"OPTIONS hint on '{full}': {e}") from None
     ttype = table.options.get("type", "table")

@@ -149,7 +149,7 @@ def cast_values(rw, values: exp.Values, fields: list[T.DataField], error: SqlErr
 
 
 def write_rows(ctx: SessionContext, table, data: pa.Table, overwrite: Any = False,
-               row_kinds: list[str] | None = None, dynamic_partition_overwrite: bool | None = None) -> int | None:
+               row_kinds: list[str] | None = None) -> int | None:
     """Write rows already shaped like the table (names in schema order)."""
     fields = list(table.schema.fields)
     if data.column_names != [f.name for f in fields] or data.schema != T.arrow_schema(fields):
@@ -157,6 +157,6 @@ def write_rows(ctx: SessionContext, table, data: pa.Table, overwrite: Any = Fals
     if overwrite is False and data.num_rows == 0:
         return None
     snap = table.write(data, overwrite=overwrite, row_kinds=row_kinds) if row_kinds else \
-        table.write(data, overwrite=overwrite, dynamic_partition_overwrite=dynamic_partition_overwrite)
+        table.write(data, overwrite=overwrite)
     ctx.last_snapshot_id = snap
     return snap

@@ -9,6 +9,7 @@ expiration...) take a FileStore; the user-facing :class:`~paimon_lab.table.Table
 
 from __future__ import annotations
 
+from copy import copy as shallow_copy
 from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
@@ -19,7 +20,7 @@ from paimon_lab.core.index_manifest import IndexManifestEntry, index_file_path, 
 from paimon_lab.core.manifest import DataFileMeta, ManifestEntry, ManifestIO
 from paimon_lab.core.options import CoreOptions
 from paimon_lab.core.partition import PartitionCodec
-from paimon_lab.core.schema import SchemaManager, TableSchema
+from paimon_lab.core.schema import SchemaManager, TableSchema, with_dynamic_options
 from paimon_lab.core.snapshot import Snapshot, SnapshotManager
 from paimon_lab.core.changelog import ChangelogManager
 from paimon_lab.core.tag import Tag, TagManager
@@ -93,6 +94,8 @@ class FileStore:
         self._index_manifests: dict[str, list[IndexManifestEntry]] = {}
         # The catalog's metastore (Hive), told about changes of the main branch.
         self.metastore: MetastoreSync | None = None
+        # Options over the schema's own for this object only (Java's Table.copy): never written.
+        self.dynamic_options: dict[str, str | None] = {}
         latest = self.schema_manager.latest()
         if latest is None:
             raise TableNotExistError(self.identifier)
@@ -102,10 +105,22 @@ class FileStore:
         """The same table's store seen through another branch."""
         return FileStore(self.file_io, self.path, self.identifier.split("$")[0], branch)
 
+    def copy(self, options: dict[str, str | None]) -> "FileStore":
+        """This store with ``options`` over the table's (None removes one), for this object only,
+        validated as Java's ``FileStoreTable.copy`` (:func:`with_dynamic_options`). The copy shares
+        the file-name-keyed caches; its schema follows the table's as it changes."""
+        other = shallow_copy(self)
+        other._schemas = dict(self._schemas)
+        other._derived = {}
+        other.dynamic_options = {**self.dynamic_options, **options}
+        other.set_schema(self._schemas.get(self.schema.id) or self.schema_manager.schema(self.schema.id))
+        return other
+
     # ------------------------------------------------------------------ schema
     def set_schema(self, schema: TableSchema) -> None:
+        """Make ``schema`` (as stored) the current one; the dynamic options go over its options."""
         self._schemas[schema.id] = schema
-        self.schema = schema
+        self.schema = with_dynamic_options(schema, self.dynamic_options) if self.dynamic_options else schema
         self._derived.clear()
 
     def refresh(self) -> "FileStore":

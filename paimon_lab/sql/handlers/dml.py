@@ -10,7 +10,6 @@ from sqlglot import exp
 
 from paimon_lab.operation.row_dml import delete_rows_counted, rewrite_append, update_rows_counted
 from paimon_lab.core import types as T
-from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind, parse_filter
 from paimon_lab.sql.catalogs import memory_table
@@ -97,17 +96,11 @@ def insert(ctx: SessionContext, st: Statement) -> None:
         return None
 
     table = ctx.get_table([cat, db, name], error=err)
-    sink: dict[str, str] = {}
-    for hint in hints:
+    for hint in hints:  # the write sees the table with the hint's options, as Java's copy
         try:
-            options = parse_hint_options(hint, ts.text) or {}
-            with_dynamic_options(table.schema, options)
+            table = table.copy(parse_hint_options(hint, ts.text) or {})
         except PaimonLabError as e:
             raise ts.error_at(hint)(f"OPTIONS hint on '{cat}.{db}.{name}': {e}") from None
-        sink.update(options)
-    dynamic_overwrite = None  # the hint Paimon documents for INSERT OVERWRITE; others do not change the write
-    if "dynamic-partition-overwrite" in sink:
-        dynamic_overwrite = sink["dynamic-partition-overwrite"].strip().lower() == "true"
     ttype = table.options.get("type", "table")
     if ttype == "format-table":
         data = prepared.execute()
@@ -138,7 +131,7 @@ def insert(ctx: SessionContext, st: Statement) -> None:
         if mode is False and rows.num_rows == 0:
             continue
         try:
-            write_rows(ctx, table, rows, overwrite=mode, dynamic_partition_overwrite=dynamic_overwrite)
+            write_rows(ctx, table, rows, overwrite=mode)
             ctx.feedback.add_rows(rows.num_rows)
         except SqlError:
             raise
