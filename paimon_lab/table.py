@@ -16,7 +16,7 @@ from paimon_lab.core.predicate import And, Leaf, Predicate, bind, parse_filter
 from paimon_lab.core.schema import SchemaChange, SchemaManager, TableSchema, apply_changes
 from paimon_lab.core.snapshot import Snapshot, SnapshotManager
 from paimon_lab.core.tag import Tag, TagManager
-from paimon_lab.errors import PaimonLabError, SchemaError, SnapshotNotExistError
+from paimon_lab.errors import PaimonLabError, SchemaError, SnapshotNotExistError, check_int
 from paimon_lab.io.file_io import FileIO, normalize_path
 from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.operation import branch as branches
@@ -311,7 +311,7 @@ class Table:
         with 'incremental-between')."""
         pred = self._predicate(filter)
         needed = None if columns is None else list(dict.fromkeys([*columns, *(pred.columns() if pred else [])]))
-        changes = self.changes(between[0], between[1], columns=needed)
+        changes = self.incremental_changes(between[0], between[1], columns=needed)
         kept = changes.filter(pc.is_in(changes.column("rowkind"), pa.array(["+I", "+U"]))).drop_columns(["rowkind"])
         if pred is not None:
             kept = kept.filter(pred.evaluate(kept))
@@ -332,6 +332,24 @@ class Table:
         APPEND snapshots (for primary-key tables, each commit's merged input records).
         """
         return changelog.changes(self.store, start_snapshot, end_snapshot, columns)
+
+    def incremental_changes(self, start: int | str, end: int | str, *, columns: Sequence[str] | None = None,
+                            mode: str | None = None) -> pa.Table:
+        """What a batch read with 'incremental-between' = 'start,end' reads, with a ``rowkind``
+        column first (retractions kept; a table read drops them).
+
+        Between two snapshot ids: the files committed after ``start`` up to ``end``, merged by key
+        on primary-key tables (one row per key changed). ``mode`` is 'incremental-between-scan-mode'
+        (default: the table's option, 'auto'): 'delta' reads the data files, 'changelog' the
+        changelog files, 'auto' changelog with a changelog producer, 'diff' compares the data of
+        the two snapshots. Between two tag names: the diff of the tags' snapshots, as in Java."""
+        if isinstance(start, str) and isinstance(end, str):
+            tm = self.store.tag_manager
+            return changelog.snapshot_diff(self.store, tm.get(start).snapshot, tm.get(end).snapshot, columns)
+        if mode is None:
+            mode = self.store.schema.core.get("incremental-between-scan-mode")
+        return changelog.incremental_changes(self.store, check_int("start", start), check_int("end", end),
+                                             columns, mode)
 
     def snapshot_changes(self, snap: Snapshot, columns: Sequence[str] | None = None) -> pa.Table:
         """What one snapshot changed, as rows with a ``rowkind`` column (see :meth:`changes`)."""
