@@ -134,7 +134,7 @@ class FilterError(PaimonLabError):
     """A filter expression could not be parsed or refers to unknown columns."""
 
 
-class ArgumentError(PaimonLabError, TypeError):
+class ArgumentError(PaimonLabError, TypeError, ValueError):
     """An argument of a public call has the wrong type or an impossible value."""
 
 

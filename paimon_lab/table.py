@@ -16,7 +16,7 @@ from paimon_lab.core.predicate import And, Leaf, Predicate, bind, parse_filter
 from paimon_lab.core.schema import SchemaChange, SchemaManager, TableSchema, apply_changes
 from paimon_lab.core.snapshot import Snapshot, SnapshotManager
 from paimon_lab.core.tag import Tag, TagManager
-from paimon_lab.errors import PaimonLabError, SchemaError, SnapshotNotExistError, check_int
+from paimon_lab.errors import ArgumentError, PaimonLabError, SchemaError, SnapshotNotExistError, check_int
 from paimon_lab.io.file_io import FileIO, normalize_path
 from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.operation import branch as branches
@@ -119,6 +119,10 @@ class Table:
         Old data files keep their schema id and are read through field ids: renamed columns keep
         their data, dropped ones vanish, added ones read as null, widened ones are cast.
         """
+        for change in changes:
+            if not isinstance(change, SchemaChange):
+                raise ArgumentError(f"alter() takes SchemaChange objects (SchemaChange.set_option('k', 'v'), "
+                                    f"SchemaChange.add_column(...)), not {type(change).__name__} {change!r}")
         for _ in range(10):
             new = apply_changes(self.store.schema_manager.latest(), changes)
             if new.primary_keys:
@@ -180,6 +184,8 @@ class Table:
                    matched_condition: FilterLike = None) -> int | None:
         """MERGE INTO this table USING ``source`` ON the ``on`` columns: update or delete matched
         rows, insert the others. One commit."""
+        if matched_update is None and not matched_delete and not not_matched_insert:
+            raise ArgumentError("merge_into() needs an action: matched_update, matched_delete or not_matched_insert")
         self.refresh()
         on = [on] if isinstance(on, str) else list(on)
         if isinstance(source, pa.Table) and set(source.column_names) != set(self.schema.field_names):
@@ -198,6 +204,9 @@ class Table:
         """
         self.refresh()
         pred = None
+        if partition is not None and not isinstance(partition, dict):
+            raise ArgumentError(f"partition is a dict of partition values such as {{'dt': '2024-05-01'}}, "
+                                f"not {type(partition).__name__} {partition!r}")
         if partition:
             pred = bind(And(tuple(Leaf("=", k, (v,)) for k, v in partition.items())), self.schema.arrow_schema())
         return compact(self.store, full, pred)
@@ -286,10 +295,13 @@ class Table:
         (Paimon's ``$ro`` view): no merging, but data not yet compacted is not seen. Without a
         snapshot, tag or time, the table's own ``scan.*`` / ``incremental-between`` options apply.
         """
+        if isinstance(columns, str):
+            columns = [columns]
         if columns is not None:
             for c in columns:
                 if c not in self.schema.field_names:
                     raise SchemaError(f"Column '{c}' does not exist; columns are {self.schema.field_names}")
+        limit = check_int("limit", limit, minimum=0)
         target = scan_target(self.store, snapshot_id, tag, timestamp_millis)
         if target.incremental is not None:
             return self._incremental(target.incremental, columns, filter, limit)
@@ -331,7 +343,8 @@ class Table:
         With a changelog producer the changelog files are read; otherwise the delta files of
         APPEND snapshots (for primary-key tables, each commit's merged input records).
         """
-        return changelog.changes(self.store, start_snapshot, end_snapshot, columns)
+        return changelog.changes(self.store, check_int("start_snapshot", start_snapshot),
+                                 check_int("end_snapshot", end_snapshot), columns)
 
     def incremental_changes(self, start: int | str, end: int | str, *, columns: Sequence[str] | None = None,
                             mode: str | None = None) -> pa.Table:
@@ -418,7 +431,7 @@ class Table:
     def drop_partitions(self, partitions: Sequence[dict[str, Any]]) -> int | None:
         """Delete every file of the given partitions in one OVERWRITE snapshot; its id."""
         self.refresh()
-        return partition_expire.drop_partitions(self.store, list(partitions))
+        return partition_expire.drop_partitions(self.store, partitions)
 
     def tags(self) -> list[Tag]:
         return self.store.tags()

@@ -95,7 +95,7 @@ class FileStore:
         self.metastore: MetastoreSync | None = None
         latest = self.schema_manager.latest()
         if latest is None:
-            raise TableNotExistError(self.identifier)
+            raise TableNotExistError(self.identifier if identifier or branch != MAIN_BRANCH else self.path)
         self.set_schema(latest)
 
     def on_branch(self, branch: str) -> "FileStore":
