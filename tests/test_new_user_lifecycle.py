@@ -64,12 +64,12 @@ def test_remove_orphan_files_checks_mode_and_parallelism(s):
 
 
 def test_compact_refuses_the_arguments_it_does_not_honour(s):
-    for arg, value in (("options", "'sink.parallelism=4'"), ("partition_idle_time", "'1 d'"),
-                       ("order_by", "'id'"), ("compact_strategy", "'major'")):
+    for arg, value in (("options", "'write-only=true'"), ("options", "'sink.parallelism=x'"),
+                       ("partition_idle_time", "'1 d'"), ("order_by", "'id'"), ("compact_strategy", "'major'")):
         with pytest.raises(SqlError, match=f"'?{arg}'? |{arg} '"):
             s.execute(f"CALL sys.compact(`table` => 'default.t', {arg} => {value})")
-    # Flink 1.18's positional placeholders ('' for an argument not given) still work
-    s.execute("CALL sys.compact('default.t', '', '', '', '')")
+    # the docs' Flink 1.18 example: '' for the arguments not given, the job's parallelism
+    s.execute("CALL sys.compact('default.t', '', '', '', 'sink.parallelism=4')")
     assert rows(s, "SELECT commit_kind FROM `t$snapshots` WHERE snapshot_id = 4") == [("COMPACT",)]
 
 

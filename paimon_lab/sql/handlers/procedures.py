@@ -74,10 +74,10 @@ def _compact(c: Call):
         raise c.error("sort compaction (order_strategy) is not supported")
     for key, why in (("order_by", "it belongs to sort compaction, which is not supported"),
                      ("where", "use 'partitions'"),
-                     ("options", "set table options with ALTER TABLE ... SET before compacting"),
                      ("partition_idle_time", "give the idle partitions in 'partitions'")):
         if str(c.args.get(key) or "").strip():
             raise c.error(f"'{key}' is not supported; {why}")
+    _parallelism_options(c)
     strategy = str(c.args.get("compact_strategy") or "full").strip().lower()
     if strategy not in ("full", "minor"):
         raise c.error(f"unknown compact_strategy '{strategy}'; use 'full' or 'minor'")
@@ -95,6 +95,23 @@ def _compact(c: Call):
     ids = [table.compact(full=full, partition=p) for p in (specs or [None])]
     c.ctx.last_snapshot_id = ids[-1]
     return _result([f"compacted: snapshot {i}" if i is not None else "nothing to compact" for i in ids])
+
+
+_PARALLELISM = ("sink.parallelism", "scan.parallelism")
+
+
+def _parallelism_options(c: Call) -> None:
+    """compact's 'options' ('k=v,k=v'): the Flink job's parallelism (the docs' example) is taken
+    and has no effect, as the compaction runs in this process; other keys are refused."""
+    for kv in str(c.args.get("options") or "").split(","):
+        if not kv.strip():
+            continue
+        key, _, value = (part.strip() for part in kv.partition("="))
+        if key not in _PARALLELISM:
+            raise c.error(f"'options' key '{key}' is not supported (only {', '.join(_PARALLELISM)}, which this "
+                          "process's compaction does not need); set table options with ALTER TABLE ... SET")
+        if not value.isdigit() or int(value) < 1:
+            raise c.error(f"'options' {key} must be a positive integer, got {value!r}")
 
 
 def _tag_target(c: Call):
