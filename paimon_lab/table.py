@@ -356,7 +356,7 @@ class Table:
         (default: the table's option, 'auto'): 'delta' reads the data files, 'changelog' the
         changelog files, 'auto' changelog with a changelog producer, 'diff' compares the data of
         the two snapshots. Between two tag names: the diff of the tags' snapshots, as in Java."""
-        if isinstance(start, str) and isinstance(end, str):
+        if isinstance(start, str) and isinstance(end, str) and not (start.isdigit() and end.isdigit()):
             tm = self.store.tag_manager
             return changelog.snapshot_diff(self.store, tm.get(start).snapshot, tm.get(end).snapshot, columns)
         if mode is None:

@@ -57,6 +57,7 @@ def test_incremental_range_is_checked(wh):
         t.incremental_changes(1, 9)
     assert t.incremental_changes(0, 1).num_rows == 2      # from before the earliest snapshot
     assert t.incremental_changes(2, 2).num_rows == 0
+    assert t.incremental_changes("0", "1").num_rows == 2   # ids as text are ids, not tags
     t.alter(SchemaChange.set_option("incremental-between", "4,2"))
     with pytest.raises(ArgumentError, match="must not be greater"):
         t.to_arrow()
