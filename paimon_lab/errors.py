@@ -6,6 +6,8 @@ catch one type; the subclasses say what went wrong.
 
 from __future__ import annotations
 
+import numbers
+
 
 class PaimonLabError(Exception):
     """Base class of all paimon-lab errors."""
@@ -142,7 +144,7 @@ def check_int(name: str, value: object, *, minimum: int | None = None) -> int | 
     """``value`` as an int (None stays None), or an :class:`ArgumentError` naming ``name``."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):  # (numpy integers too)
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
         else:

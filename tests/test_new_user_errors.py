@@ -96,3 +96,20 @@ def test_stream_arguments(t):
 def test_argument_errors_are_paimon_lab_errors():
     assert issubclass(ArgumentError, PaimonLabError)
     assert issubclass(ArgumentError, TypeError) and issubclass(ArgumentError, ValueError)
+
+
+def test_write_and_time_travel_arguments(t):
+    with pytest.raises(ArgumentError, match="watermark must be an integer, not str 'soon'"):
+        t.write({"id": [3], "dt": ["x"]}, watermark="soon")
+    with pytest.raises(ArgumentError, match=r"row_kinds is a list with one row kind per row .* not str '\+I'"):
+        t.write({"id": [3], "dt": ["x"]}, row_kinds="+I")
+    with pytest.raises(ArgumentError, match="timestamp_millis must be an integer, not str 'yesterday'"):
+        t.to_arrow(timestamp_millis="yesterday")
+    with pytest.raises(ArgumentError, match="timestamp_millis must be an integer, not datetime"):
+        t.count(timestamp_millis=__import__("datetime").datetime.now())
+    import numpy as np
+    assert t.to_arrow(timestamp_millis=np.int64(t.latest_snapshot().time_millis)).num_rows == 2
+    t.create_tag("a")
+    with pytest.raises(ArgumentError, match="older_than is a datetime .* not str '2024-01-01'"):
+        t.expire_tags("2024-01-01")
+    assert [g.name for g in t.tags()] == ["a"]
