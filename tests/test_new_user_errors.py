@@ -57,8 +57,8 @@ def test_open_names_the_path(tmp_path):
     ({"snapshot.num-retained.max": "0"},
      r"'snapshot.num-retained.min' \(10\) must not be greater than 'snapshot.num-retained.max' \(0\)"),
     ({"changelog.num-retained.max": "3"},
-     r"'changelog.num-retained.min' \(10, from 'snapshot.num-retained.min'\) must not be greater than "
-     r"'changelog.num-retained.max' \(3\)"),
+     r"'changelog.num-retained.min' \(10\) \(taken from 'snapshot.num-retained.min'\) must not be greater "
+     r"than 'changelog.num-retained.max' \(3\)"),
     ({"num-levels": "1"}, "'num-levels' must be at least 2, got 1"),
     ({"num-sorted-run.compaction-trigger": "0"}, "'num-sorted-run.compaction-trigger' must be at least 1"),
 ])

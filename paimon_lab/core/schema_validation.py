@@ -176,13 +176,13 @@ def _validate_engine_options(schema) -> None:
         low = int(low) if low is not None else core.get("snapshot.num-retained.min")
         high = int(high) if high is not None else core.get("snapshot.num-retained.max")
         if low > high:
-            raise OptionError(f"'{what}.num-retained.min' ({low}{_via(low_key, what)}) must not be greater than "
-                              f"'{what}.num-retained.max' ({high}{_via(high_key, what)})")
+            raise OptionError(f"'{what}.num-retained.min' ({low}){_via(low_key, what)} must not be greater than "
+                              f"'{what}.num-retained.max' ({high}){_via(high_key, what)}")
 
 
 def _via(key: str, what: str) -> str:
     """Where a retention bound came from when it is not the option named."""
-    return "" if key.startswith(what) else f", from '{key}'"
+    return "" if key.startswith(what) else f" (taken from '{key}')"
 
 
 def _check_avro_type(column: str, t) -> None:
