@@ -6,6 +6,8 @@ catch one type; the subclasses say what went wrong.
 
 from __future__ import annotations
 
+import numbers
+
 
 class PaimonLabError(Exception):
     """Base class of all paimon-lab errors."""
@@ -132,3 +134,21 @@ class UnsafeCommitError(CommitError):
 
 class FilterError(PaimonLabError):
     """A filter expression could not be parsed or refers to unknown columns."""
+
+
+class ArgumentError(PaimonLabError, TypeError, ValueError):
+    """An argument of a public call has the wrong type or an impossible value."""
+
+
+def check_int(name: str, value: object, *, minimum: int | None = None) -> int | None:
+    """``value`` as an int (None stays None), or an :class:`ArgumentError` naming ``name``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):  # (numpy integers too)
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        else:
+            raise ArgumentError(f"{name} must be an integer, not {type(value).__name__} {value!r}")
+    if minimum is not None and value < minimum:
+        raise ArgumentError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)

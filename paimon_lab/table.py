@@ -16,7 +16,7 @@ from paimon_lab.core.predicate import And, Leaf, Predicate, bind, parse_filter
 from paimon_lab.core.schema import SchemaChange, SchemaManager, TableSchema, apply_changes
 from paimon_lab.core.snapshot import Snapshot, SnapshotManager
 from paimon_lab.core.tag import Tag, TagManager
-from paimon_lab.errors import PaimonLabError, SchemaError, SnapshotNotExistError
+from paimon_lab.errors import ArgumentError, PaimonLabError, SchemaError, SnapshotNotExistError, check_int
 from paimon_lab.io.file_io import FileIO, normalize_path
 from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.operation import branch as branches
@@ -128,6 +128,10 @@ class Table:
         Old data files keep their schema id and are read through field ids: renamed columns keep
         their data, dropped ones vanish, added ones read as null, widened ones are cast.
         """
+        for change in changes:
+            if not isinstance(change, SchemaChange):
+                raise ArgumentError(f"alter() takes SchemaChange objects (SchemaChange.set_option('k', 'v'), "
+                                    f"SchemaChange.add_column(...)), not {type(change).__name__} {change!r}")
         for _ in range(10):
             new = apply_changes(self.store.schema_manager.latest(), changes)
             if new.primary_keys:
@@ -189,6 +193,8 @@ class Table:
                    matched_condition: FilterLike = None) -> int | None:
         """MERGE INTO this table USING ``source`` ON the ``on`` columns: update or delete matched
         rows, insert the others. One commit."""
+        if matched_update is None and not matched_delete and not not_matched_insert:
+            raise ArgumentError("merge_into() needs an action: matched_update, matched_delete or not_matched_insert")
         self.refresh()
         on = [on] if isinstance(on, str) else list(on)
         if isinstance(source, pa.Table) and set(source.column_names) != set(self.schema.field_names):
@@ -207,6 +213,9 @@ class Table:
         """
         self.refresh()
         pred = None
+        if partition is not None and not isinstance(partition, dict):
+            raise ArgumentError(f"partition is a dict of partition values such as {{'dt': '2024-05-01'}}, "
+                                f"not {type(partition).__name__} {partition!r}")
         if partition:
             pred = bind(And(tuple(Leaf("=", k, (v,)) for k, v in partition.items())), self.schema.arrow_schema())
         return compact(self.store, full, pred)
@@ -295,10 +304,13 @@ class Table:
         (Paimon's ``$ro`` view): no merging, but data not yet compacted is not seen. Without a
         snapshot, tag or time, the table's own ``scan.*`` / ``incremental-between`` options apply.
         """
+        if isinstance(columns, str):
+            columns = [columns]
         if columns is not None:
             for c in columns:
                 if c not in self.schema.field_names:
                     raise SchemaError(f"Column '{c}' does not exist; columns are {self.schema.field_names}")
+        limit = check_int("limit", limit, minimum=0)
         target = scan_target(self.store, snapshot_id, tag, timestamp_millis)
         if target.incremental is not None:
             return self._incremental(target.incremental, columns, filter, limit)
@@ -320,7 +332,7 @@ class Table:
         with 'incremental-between')."""
         pred = self._predicate(filter)
         needed = None if columns is None else list(dict.fromkeys([*columns, *(pred.columns() if pred else [])]))
-        changes = self.changes(between[0], between[1], columns=needed)
+        changes = self.incremental_changes(between[0], between[1], columns=needed)
         kept = changes.filter(pc.is_in(changes.column("rowkind"), pa.array(["+I", "+U"]))).drop_columns(["rowkind"])
         if pred is not None:
             kept = kept.filter(pred.evaluate(kept))
@@ -340,7 +352,26 @@ class Table:
         With a changelog producer the changelog files are read; otherwise the delta files of
         APPEND snapshots (for primary-key tables, each commit's merged input records).
         """
-        return changelog.changes(self.store, start_snapshot, end_snapshot, columns)
+        return changelog.changes(self.store, check_int("start_snapshot", start_snapshot),
+                                 check_int("end_snapshot", end_snapshot), columns)
+
+    def incremental_changes(self, start: int | str, end: int | str, *, columns: Sequence[str] | None = None,
+                            mode: str | None = None) -> pa.Table:
+        """What a batch read with 'incremental-between' = 'start,end' reads, with a ``rowkind``
+        column first (retractions kept; a table read drops them).
+
+        Between two snapshot ids: the files committed after ``start`` up to ``end``, merged by key
+        on primary-key tables (one row per key changed). ``mode`` is 'incremental-between-scan-mode'
+        (default: the table's option, 'auto'): 'delta' reads the data files, 'changelog' the
+        changelog files, 'auto' changelog with a changelog producer, 'diff' compares the data of
+        the two snapshots. Between two tag names: the diff of the tags' snapshots, as in Java."""
+        if isinstance(start, str) and isinstance(end, str) and not (start.isdigit() and end.isdigit()):
+            tm = self.store.tag_manager
+            return changelog.snapshot_diff(self.store, tm.get(start).snapshot, tm.get(end).snapshot, columns)
+        if mode is None:
+            mode = self.store.schema.core.get("incremental-between-scan-mode")
+        return changelog.incremental_changes(self.store, check_int("start", start), check_int("end", end),
+                                             columns, mode)
 
     def snapshot_changes(self, snap: Snapshot, columns: Sequence[str] | None = None) -> pa.Table:
         """What one snapshot changed, as rows with a ``rowkind`` column (see :meth:`changes`)."""
@@ -409,7 +440,7 @@ class Table:
     def drop_partitions(self, partitions: Sequence[dict[str, Any]]) -> int | None:
         """Delete every file of the given partitions in one OVERWRITE snapshot; its id."""
         self.refresh()
-        return partition_expire.drop_partitions(self.store, list(partitions))
+        return partition_expire.drop_partitions(self.store, partitions)
 
     def tags(self) -> list[Tag]:
         return self.store.tags()

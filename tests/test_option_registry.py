@@ -771,6 +771,7 @@ BEHAVIOUR = {
     "scan.version": b_scan_version,
     "scan.mode": b_scan_mode,
     "incremental-between": b_incremental_between,
+    "incremental-between-scan-mode": "tests/test_new_user_incremental.py::test_incremental_between_scan_mode",
     "write-only": b_write_only,
     "write-buffer-size": "tests/test_pk_table.py::test_write_buffer_spills_to_level0_files",
     "num-levels": b_num_levels,

@@ -22,7 +22,10 @@ def table_schema_for(schema: "pa.Schema | TableSchema | None" = None, *,
     """Schema 0 of a new table, validated: from a pyarrow schema, from Paimon ``fields`` (keeping
     types Arrow cannot tell apart: VARCHAR(n), CHAR(n), TIMESTAMP(p), ...), or a ready
     :class:`TableSchema` (used as given, as schema 0)."""
-    primary_keys, partition_keys = primary_keys or (), partition_keys or ()
+    # a string names the columns as Paimon's 'primary-key' / 'partition' options do: 'a,b'
+    primary_keys, partition_keys = (
+        [c.strip() for c in keys.split(",") if c.strip()] if isinstance(keys, str) else (keys or ())
+        for keys in (primary_keys, partition_keys))
     if isinstance(schema, TableSchema):
         if fields is not None or primary_keys or partition_keys or options or comment is not None:
             raise SchemaError("Give either a TableSchema or fields / keys / options / comment, not both")

@@ -278,6 +278,7 @@ _OPTIONS: list[Option] = [
                                          "from-timestamp", "from-snapshot", "from-snapshot-full",
                                          "incremental")),
     Option("incremental-between", None, str),
+    Option("incremental-between-scan-mode", "auto", _enum("auto", "delta", "changelog", "diff")),
     Option("write-only", False, _parse_bool),
     Option("write-buffer-size", 256 << 20, parse_memory),
     Option("write-buffer-spillable", True, _parse_bool),

@@ -139,6 +139,12 @@ def _validate_engine_options(schema) -> None:
     producer = core.get("changelog-producer")
     engine = core.get("merge-engine")
     dv = core.get("deletion-vectors.enabled")
+    levels = core.get("num-levels")
+    if schema.primary_keys and (levels if levels is not None else core.get("num-sorted-run.compaction-trigger") + 1) < 2:
+        # Java's Levels refuses to write such a table ("Number of levels must be at least 2")
+        raise OptionError(f"'num-levels' must be at least 2, got {levels}" if levels is not None else
+                          "'num-sorted-run.compaction-trigger' must be at least 1 when 'num-levels' is not set "
+                          "(the levels are that trigger + 1, at least 2)")
     if not schema.primary_keys:
         if producer != "none":
             raise OptionError(f"'changelog-producer' = '{producer}' needs a primary key")
@@ -163,12 +169,20 @@ def _validate_engine_options(schema) -> None:
         low, high = options.get(f"{what}.num-retained.min"), options.get(f"{what}.num-retained.max")
         if low is not None and int(low) < 1:
             raise OptionError(f"'{what}.num-retained.min' must be at least 1, got {low}")
-        # The changelog bounds default to the snapshot ones.
+        # as Java's SchemaValidation: min <= max, the snapshot options first (the changelog
+        # options fall back to them)
+        low_key = f"{what}.num-retained.min" if low is not None else "snapshot.num-retained.min"
+        high_key = f"{what}.num-retained.max" if high is not None else "snapshot.num-retained.max"
         low = int(low) if low is not None else core.get("snapshot.num-retained.min")
         high = int(high) if high is not None else core.get("snapshot.num-retained.max")
         if low > high:
-            raise OptionError(f"'{what}.num-retained.min' ({low}) must not be greater than "
-                              f"'{what}.num-retained.max' ({high})")
+            raise OptionError(f"'{what}.num-retained.min' ({low}){_via(low_key, what)} must not be greater than "
+                              f"'{what}.num-retained.max' ({high}){_via(high_key, what)}")
+
+
+def _via(key: str, what: str) -> str:
+    """Where a retention bound came from when it is not the option named."""
+    return "" if key.startswith(what) else f" (taken from '{key}')"
 
 
 def _check_avro_type(column: str, t) -> None:

@@ -74,6 +74,10 @@ class TagManager:
                ignore_if_exists: bool = False) -> Tag:
         """Write ``tag/tag-NAME``: the snapshot plus its creation time (the clock's local time, as
         Java's ``LocalDateTime.now()``) and how long it is retained."""
+        if not isinstance(name, str):
+            raise TagError(f"A tag name is a string, not {type(name).__name__} {name!r}")
+        if time_retained_seconds is not None and not time_retained_seconds > 0:
+            raise TagError(f"A tag's time retained must be positive, got {time_retained_seconds!r} seconds")
         if not name or "/" in name or name.strip() != name:
             raise TagError(f"Invalid tag name '{name}': it must be non-empty, without surrounding spaces and have no '/'")
         if ignore_if_exists and self.exists(name):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from paimon_lab.errors import PaimonLabError, SnapshotNotExistError
+from paimon_lab.errors import ArgumentError, PaimonLabError, SnapshotNotExistError, check_int
 from paimon_lab.io.file_io import join
 from paimon_lab.store.file_store import MAIN_BRANCH, branch_path
 
@@ -25,6 +25,8 @@ def list_branches(store: "FileStore") -> list[str]:
 
 
 def _check_name(name: str) -> None:
+    if not isinstance(name, str):
+        raise ArgumentError(f"A branch name is a string, not {type(name).__name__} {name!r}")
     if not name or name == MAIN_BRANCH or "/" in name or name.strip() != name or name.isdigit():
         raise BranchError(f"Invalid branch name '{name}'")
 
@@ -32,6 +34,10 @@ def _check_name(name: str) -> None:
 def create_branch(store: "FileStore", name: str, *, tag: str | None = None, snapshot_id: int | None = None) -> "FileStore":
     """Create a branch from a tag, a snapshot, or (neither given) as an empty copy of the schema."""
     _check_name(name)
+    if tag is not None and snapshot_id is not None:
+        raise ArgumentError(f"Create branch '{name}' from a tag or from a snapshot, not both "
+                            f"(tag '{tag}', snapshot_id {snapshot_id})")
+    snapshot_id = check_int("snapshot_id", snapshot_id)
     io = store.file_io
     root = branch_path(store.path, name)
     if io.exists(join(root, "schema")):
@@ -73,6 +79,8 @@ def fast_forward(store: "FileStore", name: str) -> None:
     if store.branch != MAIN_BRANCH:
         raise BranchError(f"Fast-forward runs on the main branch, not on '{store.branch}'")
     main = store.on_branch(MAIN_BRANCH)
+    if name not in list_branches(store):
+        raise BranchError(f"Branch '{name}' does not exist")
     branch = store.on_branch(name)
     first = branch.snapshot_manager.earliest_id()
     if first is None:

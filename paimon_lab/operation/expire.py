@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paimon_lab.errors import OptionError, PaimonLabError, SnapshotNotExistError
+from paimon_lab.errors import OptionError, PaimonLabError, SnapshotNotExistError, check_int
 from paimon_lab.io.file_io import join
 from paimon_lab.core.index_manifest import read_index_manifest
 from paimon_lab.core.manifest import ADD, DELETE, FILE_SOURCE_COMPACT
@@ -140,6 +140,9 @@ def expire_range(store: "FileStore", now_millis: int | None = None, *, retain_ma
                  retain_min: int | None = None, older_than_millis: int | None = None,
                  max_deletes: int | None = None) -> tuple[int, int] | None:
     """[begin, end) of the snapshot ids to expire, or None."""
+    retain_max, retain_min = check_int("retain_max", retain_max), check_int("retain_min", retain_min)
+    older_than_millis = check_int("older_than_millis", older_than_millis)
+    max_deletes = check_int("max_deletes", max_deletes, minimum=0)
     core = store.schema.core
     sm = store.snapshot_manager
     latest, earliest = sm.latest_id(), sm.earliest_id()
@@ -284,6 +287,9 @@ def expire_changelogs(store: "FileStore", *, retain_max: int | None = None, reta
     """Expire long-lived changelogs beyond 'changelog.num-retained.*' / 'changelog.time-retained'
     (each falling back to its 'snapshot.*' option), as Java's ExpireChangelogImpl: counted from the
     latest snapshot, never the newest changelog, never one a consumer still needs. Returns how many."""
+    retain_max, retain_min = check_int("retain_max", retain_max), check_int("retain_min", retain_min)
+    older_than_millis = check_int("older_than_millis", older_than_millis)
+    max_deletes = check_int("max_deletes", max_deletes, minimum=0)
     core = store.schema.core
     sm, cm = store.snapshot_manager, store.changelog_manager
 
@@ -521,6 +527,7 @@ def remove_orphan_files(store: "FileStore", older_than_millis: int | None = None
     of crashed writes qualify. Returns the paths (with ``dry_run``: that would be deleted)."""
 
     t, io = store, store.file_io
+    older_than_millis = check_int("older_than_millis", older_than_millis)
     cutoff = older_than_millis if older_than_millis is not None else int(time.time() * 1000) - 86_400_000
     refs = FileReferences(t)
     tables = [t.on_branch("main")] + [t.on_branch(b) for b in list_branches(t)]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from paimon_lab.core.options import date_pattern_regex
 from paimon_lab.core.predicate import And, Leaf, Or, bind
 from paimon_lab.core.snapshot import BATCH_COMMIT_IDENTIFIER
-from paimon_lab.errors import OptionError
+from paimon_lab.errors import ArgumentError, OptionError
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.utils.clock import local_now
@@ -155,6 +155,11 @@ class PartitionExpire:
 def drop_partitions(store: FileStore, partitions: list[dict[str, Any]], identifier: int = BATCH_COMMIT_IDENTIFIER) -> int | None:
     """Commit an OVERWRITE snapshot that deletes every file of the given partitions (values as
     Python values or text; None or the default partition name for null)."""
+    if isinstance(partitions, dict):
+        partitions = [partitions]
+    if not partitions or not all(isinstance(p, dict) and p for p in partitions):
+        raise ArgumentError(f"Give the partitions to drop as dicts of partition values such as "
+                            f"[{{'dt': '2024-05-01'}}], not {partitions!r}")
     default = store.partition_codec.default_name
     alternatives = tuple(And(tuple(Leaf("is_null", k) if v is None or v == default else Leaf("=", k, (v,))
                                    for k, v in spec.items())) for spec in partitions)

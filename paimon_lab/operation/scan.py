@@ -504,7 +504,20 @@ class ScanTarget:
     snapshot_id: int | None = None
     tag: str | None = None
     timestamp_millis: int | None = None
-    incremental: tuple[int, int] | None = None
+    #: 'incremental-between': two snapshot ids, or two tag names (read as their diff)
+    incremental: tuple[int, int] | tuple[str, str] | None = None
+
+
+def incremental_bounds(store: FileStore, start: str, end: str) -> tuple[int, int] | tuple[str, str]:
+    """The two ends of 'incremental-between' = 'start,end', as Java reads them: two snapshot ids,
+    or two tag names (which must exist)."""
+    if start.isdigit() and end.isdigit():
+        return int(start), int(end)
+    if start.isdigit() or end.isdigit():
+        raise OptionError(f"'incremental-between' = '{start},{end}' takes two snapshot ids or two tag names")
+    for name in (start, end):
+        store.tag_manager.get(name)  # TagNotExistError names a missing one
+    return start, end
 
 
 def scan_target(store: FileStore, snapshot_id: int | None = None, tag: str | None = None,
@@ -525,8 +538,7 @@ def table_scan_target(store: FileStore) -> ScanTarget:
         parts = [p.strip() for p in between.split(",")]
         if len(parts) != 2 or not all(parts):
             raise OptionError("'incremental-between' takes 'start,end' (snapshot ids or tag names)")
-        ids = [int(p) if p.isdigit() else store.tag_manager.get(p).snapshot.id for p in parts]
-        return ScanTarget(incremental=(ids[0], ids[1]))
+        return ScanTarget(incremental=incremental_bounds(store, parts[0], parts[1]))
     if mode == "incremental":
         raise OptionError("scan.mode 'incremental' needs 'incremental-between'")
     target = ScanTarget(core.get("scan.snapshot-id"), core.get("scan.tag-name"), core.get("scan.timestamp-millis"))

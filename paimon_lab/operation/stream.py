@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.store.consumer import ConsumerManager
-from paimon_lab.errors import PaimonLabError, SnapshotNotExistError
+from paimon_lab.errors import ArgumentError, PaimonLabError, SnapshotNotExistError
 from paimon_lab.operation.changes import changes
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.changes import postponed_rows, snapshot_changes
@@ -106,6 +106,11 @@ def stream(store: "FileStore", *, mode: str | None = None, snapshot_id: int | No
         incremental_between = incremental_between if incremental_between is not None else between
     if mode not in MODES:
         raise PaimonLabError(f"Unknown scan mode '{mode}'; use one of {', '.join(MODES)}")
+    for name, value in (("timeout", timeout), ("poll_interval", poll_interval)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            raise ArgumentError(f"{name} is a number of seconds (>= 0), not {type(value).__name__} {value!r}")
+    if consumer_id is not None and (not isinstance(consumer_id, str) or not consumer_id.strip()):
+        raise ArgumentError(f"consumer_id is a non-empty string, not {type(consumer_id).__name__} {consumer_id!r}")
     sm = store.snapshot_manager
     if consumer_id is None:
         consumer_id = store.schema.core.get("consumer-id")  # Java's table option of the same name

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from paimon_lab.core.schema import check_bucket_mode, is_postpone
 from paimon_lab.core.predicate import And, Leaf, Or, Predicate, bind
-from paimon_lab.errors import CommitConflictError, PaimonLabError, SchemaError
+from paimon_lab.errors import ArgumentError, CommitConflictError, PaimonLabError, SchemaError, check_int
 from paimon_lab.operation.append_write import AppendWriter
 from paimon_lab.operation.commit import FileStoreCommit, retry_wait
 from paimon_lab.operation.compact import compact
@@ -48,6 +48,7 @@ def write_rows(store: "FileStore", data: Any, *, overwrite: bool | dict = False,
     view other commits have made stale (dynamic bucket assignment, cross-partition routing,
     deletion vectors): it is redone from scratch on the latest snapshot, up to
     'commit.max-retries' times."""
+    watermark = check_int("watermark", watermark)
     retries = store.schema.core.get("commit.max-retries")
     for attempt in range(retries + 1):
         w = TableWrite(store, overwrite, commit_user=commit_user)
@@ -90,6 +91,9 @@ class TableWrite:
             raise PaimonLabError("This writer has already committed")
         if row_kinds is not None and not self.store.schema.primary_keys:
             raise PaimonLabError("row_kinds only apply to primary-key tables")
+        if isinstance(row_kinds, str):
+            raise ArgumentError(f"row_kinds is a list with one row kind per row (['+I', '-D', ...]), "
+                                f"not str {row_kinds!r}")
         if self.store.schema.primary_keys:
             self._writer.write(data, row_kinds)
         else:

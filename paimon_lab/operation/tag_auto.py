@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from paimon_lab.core.options import zone_of
 from paimon_lab.core.snapshot import WATERMARK_MIN, Snapshot
-from paimon_lab.errors import OptionError, SnapshotNotExistError
+from paimon_lab.errors import ArgumentError, OptionError, SnapshotNotExistError
 from paimon_lab.operation.expire import delete_tag
 from paimon_lab.utils.clock import local_now
 
@@ -185,6 +185,9 @@ def create_batch_tag(store: FileStore) -> str | None:
 def expire_tags(store: FileStore, older_than: dt.datetime | None = None) -> list[str]:
     """Delete tags whose time retained has passed (and, with ``older_than``, those created before
     it; a tag without a creation time counts from its file's modification time). Returns their names."""
+    if older_than is not None and not isinstance(older_than, dt.datetime):
+        raise ArgumentError(f"older_than is a datetime (a naive local time), not {type(older_than).__name__} "
+                            f"{older_than!r}")
     tm = store.tag_manager
     now = local_now()
     mtimes: dict[str, dt.datetime] = {}

@@ -29,7 +29,7 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
         if pd is not None and isinstance(data, pd.DataFrame):
             data = pa.Table.from_pandas(data, preserve_index=False)
         elif isinstance(data, (list, dict)):
-            data = pa.Table.from_pylist(data) if isinstance(data, list) else pa.table(data)
+            data = _from_python(data)
         else:
             raise DataValidationError(
                 f"Cannot write {type(data).__name__}; pass a pyarrow Table/RecordBatch or a pandas DataFrame")
@@ -64,6 +64,28 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
             raise DataValidationError(f"Column '{f.name}' is NOT NULL but has {column.null_count} null value(s)")
         columns.append(enforce_length(column, schema.field(f.name), length_mode))
     return pa.Table.from_arrays(columns, schema=target)
+
+
+def _from_python(data: list | dict) -> pa.Table:
+    """A dict of columns (name -> list of values) or a list of rows (dicts) as an Arrow table."""
+    if isinstance(data, dict):
+        for name, values in data.items():
+            if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+                raise DataValidationError(f"A dict of columns maps each column to a list of values; column "
+                                          f"'{name}' holds {type(values).__name__} {values!r}")
+        lengths = {name: len(values) for name, values in data.items()}
+        if len(set(lengths.values())) > 1:
+            raise DataValidationError(f"The columns have different lengths: {lengths}")
+    else:
+        # (pyarrow reads a row that is not a dict as a row of nulls)
+        i, row = next(((i, r) for i, r in enumerate(data) if not isinstance(r, dict)), (None, None))
+        if i is not None:
+            raise DataValidationError(f"A list is written as rows, each a dict of column -> value; row {i} "
+                                      f"is {type(row).__name__} {row!r}")
+    try:
+        return pa.table(data) if isinstance(data, dict) else pa.Table.from_pylist(data)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        raise DataValidationError(f"Cannot turn the data into columns: {e}") from None
 
 
 def _fill_missing(data: pa.Table, missing: list[str], schema: "TableSchema", target: pa.Schema) -> pa.Table:

@@ -135,25 +135,27 @@ class PaimonRelation(Relation):
 
 class ChangesRelation(Relation):
     """Batch incremental read ('incremental-between'): the rows added or updated after snapshot
-    ``start`` up to ``end``."""
+    ``start`` up to ``end``, merged by key on primary-key tables (``mode``: the scan mode), or the
+    diff of two tags."""
 
-    def __init__(self, table, start: int, end: int | None, label: str | None = None):
+    def __init__(self, table, start: int | str, end: int | str, label: str | None = None, mode: str | None = None):
         self.table = table
         self.start = start
         self.end = end
         self.label = label or table.identifier
+        self.mode = mode
 
     @property
     def schema(self) -> pa.Schema:
         return self.table.schema.arrow_schema()
 
     def read(self, columns=None, predicate=None, limit=None) -> pa.Table:
-        changes = self.table.changes(self.start, self.end, columns=columns)
+        changes = self.table.incremental_changes(self.start, self.end, columns=columns, mode=self.mode)
         kept = changes.filter(pc.is_in(changes.column("rowkind"), pa.array(["+I", "+U"])))
         return kept.drop_columns(["rowkind"])
 
     def describe(self) -> str:
-        return f"{self.label} (incremental {self.start}..{self.end if self.end is not None else 'latest'})"
+        return f"{self.label} (incremental {self.start}..{self.end})"
 
 
 class FunctionRelation(Relation):

@@ -9,11 +9,15 @@ import datetime as dt
 import difflib
 from typing import TYPE_CHECKING, Any, Callable
 
+import pyarrow as pa
 from sqlglot import exp
 
 from paimon_lab import system as st
 from paimon_lab.catalog.system_tables import catalog_system_table
 from paimon_lab.errors import PaimonLabError
+from paimon_lab.operation.changes import INCREMENTAL_SCAN_MODES
+from paimon_lab.operation.scan import incremental_bounds
+from paimon_lab.system.row_tables import binlog, binlog_schema
 from paimon_lab.sql.catalogs import SYSTEM_DB, Scope, ViewDef, memory_table
 from paimon_lab.sql.duck import connect, fetch_arrow
 from paimon_lab.sql.errors import SqlError
@@ -116,8 +120,13 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
             if system not in ("audit_log", "binlog"):
                 raise error(f"'incremental-between' does not apply to system table '{system}'")
             start, end = scan["incremental"]
-            return ArrowRelation(full, lambda: table.system(system, start_snapshot=start,
-                                                                snapshot_id=end))
+            mode = scan.get("incremental_mode")
+
+            def incremental_log() -> pa.Table:
+                audit = table.incremental_changes(start, end, mode=mode)
+                return audit if system == "audit_log" else binlog(audit, binlog_schema(table.store), True)
+
+            return ArrowRelation(full, incremental_log)
         at = scan["at"]
         kwargs = {}
         if at.get("snapshot_id") is not None:
@@ -132,8 +141,25 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
         return ArrowRelation(full, lambda: table.system(system, **kwargs))
     if scan.get("incremental"):
         start, end = scan["incremental"]
-        return ChangesRelation(table, start, end, label=full)
+        return ChangesRelation(table, start, end, label=full, mode=scan.get("incremental_mode"))
     return PaimonRelation(table, label=full, **scan["at"])
+
+def _timestamp_range(table, start_ms: int, end_ms: int) -> tuple[int, int]:
+    """The snapshot range of 'incremental-between-timestamp', as Java's
+    IncrementalTimeStampStartingScanner: the last snapshot at or before each time; a start before
+    the earliest snapshot starts before it; a range outside the snapshots' times reads nothing."""
+    sm = table.snapshot_manager
+    earliest_id, latest_id = sm.earliest_id(), sm.latest_id()
+    if earliest_id is None or latest_id is None:
+        return (0, 0)
+    earliest, latest = sm.snapshot(earliest_id), sm.snapshot(latest_id)
+    if start_ms > latest.time_millis or end_ms < earliest.time_millis:
+        return (latest.id, latest.id)
+    start = sm.earlier_or_equal_time(start_ms)
+    start_id = earliest.id - 1 if start is None or earliest.time_millis > start_ms else start.id
+    end = sm.earlier_or_equal_time(end_ms)
+    return (start_id, latest.id if end is None else end.id)
+
 
 def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, error) -> dict:
     """Snapshot / tag / time / incremental range from scan options and time-travel clauses."""
@@ -141,31 +167,31 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
     out: dict[str, Any] = {"at": at}
     o = options
 
-    def tag_or_snapshot(v: str) -> int:
-        v = str(v).strip()
-        if v.isdigit():
-            return int(v)
-        try:
-            return table.tag_manager.get(v).snapshot.id
-        except PaimonLabError as e:
-            raise error(str(e)) from None
-
+    mode = o.get("incremental-between-scan-mode")
+    if mode is not None:
+        if mode.strip().lower() not in INCREMENTAL_SCAN_MODES:
+            raise error(f"Unknown incremental-between-scan-mode '{mode}'; use one of {', '.join(INCREMENTAL_SCAN_MODES)}")
+        if "incremental-between" not in o and "incremental-between-timestamp" not in o:
+            raise error("'incremental-between-scan-mode' needs 'incremental-between' or 'incremental-between-timestamp'")
+        out["incremental_mode"] = mode.strip().lower()
     if "incremental-between" in o:
         parts = [p.strip() for p in o["incremental-between"].split(",")]
         if len(parts) != 2:
             raise error("'incremental-between' takes 'start,end' (snapshot ids or tag names)")
-        out["incremental"] = (tag_or_snapshot(parts[0]), tag_or_snapshot(parts[1]))
+        try:
+            out["incremental"] = incremental_bounds(table.store, parts[0], parts[1])
+        except PaimonLabError as e:
+            raise error(str(e)) from None
         return out
     if "incremental-between-timestamp" in o:
         parts = [p.strip() for p in o["incremental-between-timestamp"].split(",")]
         if len(parts) != 2:
             raise error("'incremental-between-timestamp' takes 'start,end' (epoch millis)")
 
-        def at_time(ms: int) -> int:
-            snap = table.snapshot_manager.earlier_or_equal_time(ms)
-            return snap.id if snap is not None else 0
-
-        out["incremental"] = (at_time(int(parts[0])), at_time(int(parts[1])))
+        if not all(p.lstrip("-").isdigit() for p in parts):
+            raise error("'incremental-between-timestamp' takes 'start,end' as epoch milliseconds, "
+                        f"got '{o['incremental-between-timestamp']}'")
+        out["incremental"] = _timestamp_range(table, int(parts[0]), int(parts[1]))
         return out
     mode = o.get("scan.mode", "default").lower()
     if "scan.snapshot-id" in o:

@@ -25,7 +25,8 @@ from paimon_lab.core.snapshot import Snapshot, SnapshotManager
 from paimon_lab.core.changelog import ChangelogManager
 from paimon_lab.core.tag import Tag, TagManager
 from paimon_lab.core.types import DataField
-from paimon_lab.errors import CorruptFileError, PaimonLabError, SnapshotNotExistError, TableNotExistError
+from paimon_lab.errors import (CorruptFileError, PaimonLabError, SnapshotNotExistError, TableNotExistError,
+                               check_int)
 from paimon_lab.io.file_io import FileIO, join
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.store.metastore import MetastoreSync
@@ -98,7 +99,7 @@ class FileStore:
         self.dynamic_options: dict[str, str | None] = {}
         latest = self.schema_manager.latest()
         if latest is None:
-            raise TableNotExistError(self.identifier)
+            raise TableNotExistError(self.identifier if identifier or branch != MAIN_BRANCH else self.path)
         self.set_schema(latest)
 
     def on_branch(self, branch: str) -> "FileStore":
@@ -225,7 +226,7 @@ class FileStore:
         if snapshot_id is not None:
             return self.snapshot_manager.snapshot(snapshot_id)
         if timestamp_millis is not None:
-            snap = self.snapshot_manager.earlier_or_equal_time(timestamp_millis)
+            snap = self.snapshot_manager.earlier_or_equal_time(check_int("timestamp_millis", timestamp_millis))
             if snap is None:
                 raise SnapshotNotExistError(f"No snapshot was committed at or before {timestamp_millis}")
             return snap

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import pandas as pd
 from paimon_lab.core.predicate import col
+from paimon_lab.errors import ArgumentError, SnapshotNotExistError
 
 try:  # the widgets are an optional extra: pip install 'paimon-lab[notebook]'
     import ipywidgets as W
@@ -209,6 +210,21 @@ def snapshot_refs(table: "Table", max_snapshots: int | None = None) -> list[tupl
     options = [(f"snapshot {s.id} · {s.commit_kind}", ("snapshot", s.id)) for s in snaps]
     options += [(f"tag {t.name} → snapshot {t.snapshot.id}", ("tag", t.name)) for t in table.tags()]
     return options
+
+
+def check_snapshot_id(snapshot_id: int | None, ids: Sequence[int]) -> None:
+    """A snapshot id asked for by code must exist: it is never swapped for the latest."""
+    if snapshot_id is not None and snapshot_id not in ids:
+        raise SnapshotNotExistError(
+            f"Snapshot {snapshot_id} does not exist (snapshots: {', '.join(map(str, ids)) or 'none'})")
+
+
+def choose(selector: "W.Widget", value: Any, what: str) -> None:
+    """Set ``selector`` to ``value``, or an :class:`ArgumentError` naming the choices."""
+    values = [o[1] if isinstance(o, tuple) else o for o in selector.options]
+    if value not in values:
+        raise ArgumentError(f"No {what} {value!r}; the choices are {values}")
+    selector.value = value
 
 
 def resolve(table: "Table", ref: Ref) -> "Snapshot":

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from paimon_lab.widgets._common import (CSS, W, error_html, esc, fmt_partition, html_table, kv_table,
+from paimon_lab.widgets._common import (CSS, W, check_snapshot_id, choose, error_html, esc, fmt_partition, html_table, kv_table,
                                         FigureSlot, Pager)
 from paimon_lab.operation.scan import FileStoreScan
 from paimon_lab.io.file_io import join
@@ -95,6 +95,7 @@ class DeletionVectorView(W.VBox):
     def refresh(self, snapshot_id: int | None = None) -> None:
         self.table.refresh()
         ids = [s.id for s in self.table.snapshots()]
+        check_snapshot_id(snapshot_id, ids)
         want = snapshot_id if snapshot_id is not None else self.snapshot_selector.value
         self._loading = True
         try:
@@ -155,7 +156,7 @@ class DeletionVectorView(W.VBox):
         if self._loading:
             return
         if file_name is not None:
-            self.file_selector.value = file_name
+            choose(self.file_selector, file_name, "data file with a deletion vector")
             return
         name = self.file_selector.value
         heat = self._fig.data[0]

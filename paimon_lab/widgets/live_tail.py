@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pyarrow as pa
 
+from paimon_lab.errors import ArgumentError
 from paimon_lab.widgets._common import CSS, W, error_html, esc, fmt_time, html_table, kv_table, FigureSlot
 
 if TYPE_CHECKING:
@@ -31,6 +32,10 @@ class LiveTail(W.VBox):
     def __init__(self, table: "Table", *, rows: int = 10, columns: Sequence[str] | None = None,
                  snapshot_id: int | None = None, mode: str = "latest", poll_interval: float = 0.5,
                  max_commits: int = 60, autostart: bool = True):
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        if snapshot_id is None and mode not in ("latest", "latest-full"):
+            raise ArgumentError(f"LiveTail mode must be 'latest' or 'latest-full' (or give snapshot_id), not {mode!r}")
         self.table = table
         self.keep_rows = rows
         self.columns = list(columns) if columns is not None else None
@@ -46,12 +51,8 @@ class LiveTail(W.VBox):
             self._mode, self._next = "from-snapshot", snapshot_id
         elif mode == "latest-full":
             self._mode, self._next = "latest-full", None
-        elif mode == "latest":
-            self._mode, self._next = "from-snapshot", (latest or 0) + 1
         else:
-            raise ValueError("mode must be 'latest' or 'latest-full' (or give snapshot_id)")
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+            self._mode, self._next = "from-snapshot", (latest or 0) + 1
         self._lock = threading.Lock()
 
         self.toggle = W.ToggleButton(description="Following", value=False, icon="play",
@@ -96,6 +97,8 @@ class LiveTail(W.VBox):
         self._render()
 
     def _halt(self, timeout: float) -> None:
+        if not hasattr(self, "_stop"):   # a constructor that failed before its thread existed
+            return
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import plotly.graph_objects as go
 
-from paimon_lab.widgets._common import CSS, W, error_html, esc, fmt_key, fmt_partition, html_table, FigureSlot
+from paimon_lab.errors import ArgumentError
+from paimon_lab.widgets._common import (CSS, W, FigureSlot, check_snapshot_id, error_html, esc, fmt_key,
+                                        fmt_partition, html_table)
 
 if TYPE_CHECKING:
     from paimon_lab.table import Table
@@ -51,7 +53,10 @@ class LsmView(W.VBox):
     def __init__(self, table: "Table", partition: dict | None = None, bucket: int | None = None, *,
                  snapshot_id: int | None = None, color_by: str = "rows", height: int = 380):
         if color_by not in COLOR_BY:
-            raise ValueError(f"color_by must be one of {list(COLOR_BY)}")
+            raise ArgumentError(f"color_by must be one of {list(COLOR_BY)}, not {color_by!r}")
+        if partition is not None and not isinstance(partition, dict):
+            raise ArgumentError(f"partition is a dict of partition values such as {{'dt': '2024-05-01'}}, "
+                                f"not {type(partition).__name__} {partition!r}")
         self.table = table
         self._levels_cache: dict[int, pd.DataFrame] = {}
         self.files: pd.DataFrame = pd.DataFrame()
@@ -99,6 +104,7 @@ class LsmView(W.VBox):
         """Re-read the snapshot list (newest selected unless ``snapshot_id``)."""
         self.table.refresh()
         ids = [s.id for s in self.table.snapshots()]
+        check_snapshot_id(snapshot_id, ids)
         self._updating = True
         try:
             if not ids:

@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from paimon_lab.widgets._common import (CSS, W, Pager, Raw, error_html, esc, fmt_key, fmt_partition, fmt_time,
-                                        fmt_value, html_table, kv_table, pre, raw_bytes, resolve,
-                                        snapshot_refs)
+from paimon_lab.errors import ArgumentError, TagNotExistError
+from paimon_lab.widgets._common import (CSS, W, Pager, Raw, check_snapshot_id, choose, error_html, esc, fmt_key,
+                                        fmt_partition, fmt_time, fmt_value, html_table, kv_table, pre, raw_bytes,
+                                        resolve, snapshot_refs)
 from paimon_lab.core.stats import decode_stats
 from paimon_lab.core import binary_row
 
@@ -127,6 +128,10 @@ class ManifestExplorer(W.VBox):
         values = [v for _, v in options]
         want = ref if ref is not None else self.snapshot_selector.value
         snaps = [v for v in values if v[0] == "snapshot"]
+        if ref is not None and ref not in values:  # asked for by code: never swapped for the latest
+            if ref[0] == "tag":
+                raise TagNotExistError(ref[1])
+            check_snapshot_id(ref[1], [v[1] for v in snaps])
         self._loading = True
         try:
             self.snapshot_selector.options = options
@@ -140,13 +145,19 @@ class ManifestExplorer(W.VBox):
         """Navigate from code: a list ('base', 'delta', 'changelog'), a manifest (index or file
         name) and an entry (index)."""
         if manifest_list is not None:
-            self.list_selector.value = manifest_list
+            choose(self.list_selector, manifest_list, "manifest list")
         if manifest is not None:
             if isinstance(manifest, str):
-                manifest = [m.file_name for m in self.manifests].index(manifest)
-            self.manifest_selector.value = manifest
+                names = [m.file_name for m in self.manifests]
+                if manifest not in names:
+                    raise ArgumentError(f"No manifest {manifest!r} in this list; its manifests are {names}")
+                manifest = names.index(manifest)
+            choose(self.manifest_selector, manifest, "manifest (index)")
         if entry is not None:
-            self.entry_selector.value = entry
+            if not 0 <= entry < len(self.entries):
+                raise ArgumentError(f"No entry {entry}: this manifest has {len(self.entries)} entries")
+            self.entries_pager.go(entry // self.page_size)
+            choose(self.entry_selector, entry, "entry")
 
     def _snapshot(self):
         ref = self.snapshot_selector.value

@@ -30,10 +30,6 @@ def _bool(v: Any) -> bool:
     return str(v).strip().lower() in ("true", "1", "yes")
 
 
-def _opt_int(v: Any) -> int | None:
-    return None if v is None or str(v).strip() == "" else int(v)
-
-
 class Call:
     """One procedure call: its arguments, the context it runs in, errors positioned at its name."""
 
@@ -53,6 +49,18 @@ class Call:
         parts = [p.strip("`") for p in ident.split(".")]
         return self.ctx.get_table(parts, error=self.error)
 
+    def integer(self, key: str, *, required: bool = False) -> int | None:
+        """An integer argument ('' or NULL: not given)."""
+        v = self.need(key) if required else self.args.get(key)
+        if v is None or str(v).strip() == "":
+            if required:
+                raise self.error(f"argument '{key}' is required")
+            return None
+        try:
+            return int(str(v).strip())
+        except ValueError:
+            raise self.error(f"argument '{key}' must be an integer, got {v!r}") from None
+
     def millis(self, key: str) -> int | None:
         v = self.args.get(key)
         if v is None:
@@ -62,11 +70,18 @@ class Call:
 
 def _compact(c: Call):
     table = c.table()
-    if c.args.get("order_strategy") not in (None, "", "none"):
+    if str(c.args.get("order_strategy") or "none").strip().lower() != "none":
         raise c.error("sort compaction (order_strategy) is not supported")
-    if c.args.get("where"):
-        raise c.error("'where' is not supported; use 'partitions'")
-    full = str(c.args.get("compact_strategy") or "full").lower() != "minor"
+    for key, why in (("order_by", "it belongs to sort compaction, which is not supported"),
+                     ("where", "use 'partitions'"),
+                     ("partition_idle_time", "give the idle partitions in 'partitions'")):
+        if str(c.args.get(key) or "").strip():
+            raise c.error(f"'{key}' is not supported; {why}")
+    _parallelism_options(c)
+    strategy = str(c.args.get("compact_strategy") or "full").strip().lower()
+    if strategy not in ("full", "minor"):
+        raise c.error(f"unknown compact_strategy '{strategy}'; use 'full' or 'minor'")
+    full = strategy == "full"
     specs = []
     if c.args.get("partitions"):
         for spec in str(c.args["partitions"]).split(";"):
@@ -82,10 +97,27 @@ def _compact(c: Call):
     return _result([f"compacted: snapshot {i}" if i is not None else "nothing to compact" for i in ids])
 
 
+_PARALLELISM = ("sink.parallelism", "scan.parallelism")
+
+
+def _parallelism_options(c: Call) -> None:
+    """compact's 'options' ('k=v,k=v'): the Flink job's parallelism (the docs' example) is taken
+    and has no effect, as the compaction runs in this process; other keys are refused."""
+    for kv in str(c.args.get("options") or "").split(","):
+        if not kv.strip():
+            continue
+        key, _, value = (part.strip() for part in kv.partition("="))
+        if key not in _PARALLELISM:
+            raise c.error(f"'options' key '{key}' is not supported (only {', '.join(_PARALLELISM)}, which this "
+                          "process's compaction does not need); set table options with ALTER TABLE ... SET")
+        if not value.isdigit() or int(value) < 1:
+            raise c.error(f"'options' {key} must be a positive integer, got {value!r}")
+
+
 def _tag_target(c: Call):
     """(table, tag name, snapshot: 'snapshot_id' or the latest) of create_tag / replace_tag."""
     table = c.table()
-    sid = _opt_int(c.args.get("snapshot_id"))
+    sid = c.integer("snapshot_id")
     snap = table.snapshot(sid) if sid is not None else table.latest_snapshot()
     if snap is None:
         raise c.error(f"table {table.identifier} has no snapshot to tag")
@@ -106,6 +138,9 @@ def _names(c: Call, key: str) -> list[str]:
 def _delete_tag(c: Call):
     table = c.table()
     names = _names(c, "tag")
+    missing = [n for n in names if not table.tag_manager.exists(n)]
+    if missing:  # checked first, so a list with a wrong name deletes nothing
+        raise c.error(f"tag {', '.join(repr(n) for n in missing)} does not exist; nothing was deleted")
     for n in names:
         table.delete_tag(n)
     return _result([f"deleted tag {n}" for n in names])
@@ -113,7 +148,7 @@ def _delete_tag(c: Call):
 
 def _rollback_to(c: Call):
     table = c.table()
-    tag, sid = c.args.get("tag"), _opt_int(c.args.get("snapshot_id"))
+    tag, sid = c.args.get("tag"), c.integer("snapshot_id")
     if tag is not None and sid is None and str(tag).isdigit() and c.args.get("_tag_positional_number"):
         tag, sid = None, int(tag)
     if (tag is None) == (sid is None):
@@ -134,10 +169,10 @@ def _rollback_to_timestamp(c: Call):
 
 def _expire_snapshots(c: Call):
     table = c.table()
-    result = table.expire_snapshots(retain_max=_opt_int(c.args.get("retain_max")),
-                                    retain_min=_opt_int(c.args.get("retain_min")),
+    result = table.expire_snapshots(retain_max=c.integer("retain_max"),
+                                    retain_min=c.integer("retain_min"),
                                     older_than_millis=c.millis("older_than"),
-                                    max_deletes=_opt_int(c.args.get("max_deletes")))
+                                    max_deletes=c.integer("max_deletes"))
     expired = getattr(result, "expired_snapshots", [])
     return _result([len(expired)])
 
@@ -147,10 +182,10 @@ def _expire_changelogs(c: Call):
     if _bool(c.args.get("delete_all", False)):
         table.expire_changelogs(delete_all=True)
         return _result(["Delete all separated changelogs success."])
-    n = table.expire_changelogs(retain_max=_opt_int(c.args.get("retain_max")),
-                                retain_min=_opt_int(c.args.get("retain_min")),
+    n = table.expire_changelogs(retain_max=c.integer("retain_max"),
+                                retain_min=c.integer("retain_min"),
                                 older_than_millis=c.millis("older_than"),
-                                max_deletes=_opt_int(c.args.get("max_deletes")))
+                                max_deletes=c.integer("max_deletes"))
     return _result([n])
 
 
@@ -158,7 +193,7 @@ def _create_branch(c: Call):
     table = c.table()
     branch = str(c.need("branch"))
     tag = c.args.get("tag")
-    sid = _opt_int(c.args.get("snapshot_id"))
+    sid = c.integer("snapshot_id")
     if tag is not None and str(tag).isdigit() and c.args.get("_tag_positional_number"):
         tag, sid = None, int(tag)
     table.create_branch(branch, tag=tag or None, snapshot_id=sid)
@@ -168,6 +203,9 @@ def _create_branch(c: Call):
 def _delete_branch(c: Call):
     table = c.table()
     names = _names(c, "branch")
+    missing = [n for n in names if n not in table.branches()]
+    if missing:
+        raise c.error(f"branch {', '.join(repr(n) for n in missing)} does not exist; nothing was deleted")
     for n in names:
         table.delete_branch(n)
     return _result([f"deleted branch {n}" for n in names])
@@ -184,6 +222,12 @@ def _remove_orphan_files(c: Call):
     ident = str(c.need("table"))
     dry_run = _bool(c.args.get("dry_run", False))
     older = c.millis("older_than")
+    mode = str(c.args.get("mode") or "").strip()
+    if mode and mode.upper() not in ("LOCAL", "DISTRIBUTED"):
+        raise c.error(f"unknown mode '{mode}'; 'local' and 'distributed' are supported (both clean in this process)")
+    parallelism = c.integer("parallelism")
+    if parallelism is not None and parallelism < 1:
+        raise c.error(f"argument 'parallelism' must be at least 1, got {parallelism}")
     parts = [p.strip("`") for p in ident.split(".")]
     tables = []
     if parts[-1] == "*":
@@ -239,7 +283,8 @@ def _create_tag_from_timestamp(c: Call):
 def _create_tag_from_watermark(c: Call):
     table = c.table()
     tag = str(c.need("tag"))
-    return _tag_snapshot(c, table, tag, tag_auto.snapshot_for_watermark(table.store, int(c.need("watermark"))))
+    watermark = c.integer("watermark", required=True)
+    return _tag_snapshot(c, table, tag, tag_auto.snapshot_for_watermark(table.store, watermark))
 
 
 def _expire_tags(c: Call):
@@ -292,7 +337,7 @@ def _replace_tag(c: Call):
 
 def _rollback_to_watermark(c: Call):
     table = c.table()
-    watermark = int(c.need("watermark"))
+    watermark = c.integer("watermark", required=True)
     found = [s for s in table.snapshots() if s.watermark is not None and s.watermark <= watermark]
     if not found:
         raise c.error(f"could not find a snapshot with a watermark at or before {watermark}")
@@ -303,7 +348,7 @@ def _rollback_to_watermark(c: Call):
 def _reset_consumer(c: Call):
     table = c.table()
     consumer = str(c.need("consumer_id"))
-    nxt = _opt_int(c.args.get("next_snapshot_id"))
+    nxt = c.integer("next_snapshot_id")
     manager = ConsumerManager(table.store)
     if nxt is not None:
         table.snapshot(nxt)  # must exist, as in Java
@@ -438,7 +483,7 @@ def call(ctx: SessionContext, st: Statement) -> pa.Table:
                     args.setdefault(rest, []).append(value)
                 else:
                     args[key] = value
-                if key == "tag" and vt is not None and vt.kind == "number":
+                if key == "tag" and vt is not None and (vt.kind == "number" or type(value) is int):
                     args["_tag_positional_number"] = True
                 position += 1
             if ts.accept_op(")"):
@@ -471,4 +516,33 @@ def _value(ts: TokenStream) -> Any:
     if t is not None and t.is_kw("TIMESTAMP") and ts.peek(1) is not None and ts.peek(1).kind == "string":
         ts.next()
         return ts.next().value
+    if t is not None and t.is_kw("CAST") and ts.peek(1) is not None and ts.peek(1).is_op("("):
+        return _cast(ts)
     return ts.literal("an argument value")
+
+
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT")
+
+
+def _cast(ts: TokenStream) -> Any:
+    """``CAST(value AS type)``, as the Paimon docs pass numbers (``cast(10 as bigint)``)."""
+    ts.next()
+    ts.expect_op("(")
+    vt = ts.peek()
+    value = _value(ts)
+    ts.expect_kw("AS")
+    type_tok = ts.peek()
+    type_name = ts.identifier("a type name").upper()
+    if ts.peek() is not None and ts.peek().is_op("("):
+        ts.balanced()
+    ts.expect_op(")")
+    if value is None:
+        return None
+    if type_name in _INTEGER_TYPES:
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            raise ts.error(f"Cannot cast {value!r} to {type_name}", vt) from None
+    if type_name in ("STRING", "VARCHAR", "CHAR", "BOOLEAN", "DOUBLE", "FLOAT", "DECIMAL", "TIMESTAMP"):
+        return value
+    raise ts.error(f"CAST to {type_name} is not supported in procedure arguments", type_tok)
