@@ -38,7 +38,9 @@ SEED_COLUMNS = {
     "files": ["partition", "bucket", "file_path", "file_format", "schema_id", "level", "record_count",
               "file_size_in_bytes", "min_key", "max_key", "null_value_counts", "min_value_stats",
               "max_value_stats", "min_sequence_number", "max_sequence_number", "creation_time"],
-    "tags": ["tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "branches"],
+    # the seed's (Java 0.8's) columns; Java 0.9-1.x drop 'branches' and keep the last two
+    "tags": ["tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "branches", "create_time",
+             "time_retained"],
     "branches": ["branch_name", "create_time"],
     "consumers": ["consumer_id", "next_snapshot_id"],
     "manifests": ["file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id"],
@@ -276,8 +278,10 @@ def test_partitions_buckets_manifests(append_table):
 
 def test_tags_branches_consumers_options(append_table):
     t = append_table
-    t.create_tag("t2", 3)
+    t.create_tag("t2", 3, time_retained_seconds=5400)
     tags = t.system("tags").to_pylist()
+    assert [r["time_retained"] for r in tags] == [None, "PT1H30M"]   # java.time.Duration's text
+    assert all(abs(r["create_time"] - dt.datetime.now()) < dt.timedelta(minutes=5) for r in tags)
     assert [(r["tag_name"], r["snapshot_id"], r["schema_id"], r["record_count"], r["branches"]) for r in tags] == \
         [("t1", 2, 0, 6, "[b1]"), ("t2", 3, 0, 8, "[]")]
     assert tags[0]["commit_time"] == _local(t.snapshot(2).time_millis)
@@ -758,3 +762,10 @@ def test_commit_times_are_the_machines_wall_clock(append_table, monkeypatch):
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+@pytest.mark.parametrize("seconds, text", [(0, "PT0S"), (0.5, "PT0.5S"), (61, "PT1M1S"), (3600, "PT1H"),
+                                           (90061.25, "PT25H1M1.25S"), (1e-9, "PT0.000000001S"), (-90, "PT-1M-30S")])
+def test_durations_read_as_java_prints_them(seconds, text):
+    from paimon_lab.system.java_text import java_duration
+    assert java_duration(seconds) == text

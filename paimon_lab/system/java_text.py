@@ -98,6 +98,20 @@ def internal_text(value: Any, dtype: "DataType") -> str:
     return str(value)
 
 
+def java_duration(seconds: float) -> str:
+    """``java.time.Duration.toString()``: ``PT1H30M``, ``PT0.5S``, ``PT0S`` (hours, minutes and
+    seconds; the fraction without trailing zeros)."""
+    nanos_total = round(seconds * 1_000_000_000)
+    sign = "-" if nanos_total < 0 else ""
+    whole, frac = divmod(abs(nanos_total), 1_000_000_000)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    out = "PT" + (f"{sign}{hours}H" if hours else "") + (f"{sign}{minutes}M" if minutes else "")
+    if secs or frac or out == "PT":
+        out += f"{sign}{secs}" + (f".{frac:09d}".rstrip("0") if frac else "") + "S"
+    return out
+
+
 def java_list(items: Iterable[str]) -> str:
     return "[" + ", ".join(items) + "]"
 

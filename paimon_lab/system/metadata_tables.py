@@ -15,7 +15,8 @@ from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.operation.scan import FileStoreScan
 
-from paimon_lab.system.java_text import flat_json, java_list, java_map, external_text, internal_text
+from paimon_lab.system.java_text import (external_text, flat_json, internal_text, java_duration, java_list, java_map,
+                                         naive_utc)
 from paimon_lab.store.file_store import branch_path
 from paimon_lab.operation.branch import list_branches
 from paimon_lab.store.file_store import live_index_entries
@@ -59,7 +60,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("max_sequence_number", _I64, True), ("creation_time", _TS, True)),
     "tags": _schema(
         ("tag_name", _STR, False), ("snapshot_id", _I64, False), ("schema_id", _I64, False),
-        ("commit_time", _TS, False), ("record_count", _I64, True), ("branches", _STR, True)),
+        ("commit_time", _TS, False), ("record_count", _I64, True), ("branches", _STR, True),
+        ("create_time", _TS, True), ("time_retained", _STR, True)),
     "branches": _schema(("branch_name", _STR, False), ("create_time", _TS, False)),
     "consumers": _schema(("consumer_id", _STR, False), ("next_snapshot_id", _I64, False)),
     "manifests": _schema(
@@ -225,8 +227,9 @@ def tags(store: "FileStore") -> pa.Table:
             if name.startswith("tag-"):
                 tag_branches.setdefault(name[4:], []).append(b)
     rows = [(t.name, t.snapshot.id, t.snapshot.schema_id, local_wall_millis(t.snapshot.time_millis),
-             t.snapshot.total_record_count,
-             java_list(tag_branches.get(t.name, [])))
+             t.snapshot.total_record_count, java_list(tag_branches.get(t.name, [])),
+             None if t.create_time is None else naive_utc(t.create_time),  # the writer's wall clock
+             None if t.time_retained_seconds is None else java_duration(t.time_retained_seconds))
             for t in store.tags()]
     return table_of(rows, SCHEMAS["tags"])
 
