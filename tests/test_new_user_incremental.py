@@ -86,7 +86,7 @@ def test_incremental_between_scan_mode(wh):
     assert q(s, "SELECT * FROM p " + one.format("changelog")) == []      # no changelog files
     assert q(s, "SELECT * FROM p " + one.format("delta")) == [(1, "a", 1)]
     assert plain.incremental_changes(0, 1, mode="changelog").num_rows == 0
-    with pytest.raises(SqlError, match="Unknown incremental-between-scan-mode 'bogus'"):
+    with pytest.raises(SqlError, match="'incremental-between-scan-mode': 'bogus' is not one of auto, delta, changelog, diff"):
         s.execute("SELECT * FROM t " + hint.format("bogus"))
     with pytest.raises(SqlError, match="needs 'incremental-between'"):
         s.execute("SELECT * FROM t /*+ OPTIONS('incremental-between-scan-mode'='delta') */")
