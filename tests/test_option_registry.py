@@ -900,6 +900,12 @@ BEHAVIOUR.update({
     "hive.<key>": "tests/test_hive_catalog.py::test_entries_in_metastore",
 })
 
+_OPTS = "tests/test_per_level_options.py::"
+BEHAVIOUR.update({
+    "file.format.per.level": _OPTS + "test_format_per_level_picks_the_format_of_written_and_compacted_files",
+    "file.compression.per.level": _OPTS + "test_compression_per_level",
+})
+
 
 def _implemented():
     return sorted(e.key for e in list(REGISTRY.values()) + PATTERNS if e.status == IMPLEMENTED)

@@ -87,6 +87,21 @@ def _enum(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+def _level_map(parse_value: Callable[[str], str]) -> Callable[[str], dict[int, str]]:
+    """A per-level map such as '0:avro,3:parquet' (Java's map option syntax) as {level: value}."""
+    def parse(text: str) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for item in (i.strip() for i in str(text).split(",")):
+            if not item:
+                continue
+            level, colon, value = item.partition(":")
+            if not colon or not re.fullmatch(r"\d+", level.strip()):
+                raise ValueError(f"'{text}' is not a map of levels such as '0:avro,3:parquet' ('{item}')")
+            out[int(level)] = parse_value(value)
+        return out
+    return parse
+
+
 def _positive_int(text: str) -> int:
     value = _parse_int(text)
     if value <= 0:
@@ -216,6 +231,7 @@ class Option:
 
 
 _FORMATS = _enum("parquet", "orc", "avro")
+_COMPRESSIONS = _enum("zstd", "snappy", "gzip", "lz4", "brotli", "none", "uncompressed", "lzo")
 _OPTIONS: list[Option] = [
     Option("bucket", -1, _parse_int, "Number of buckets; -1 is dynamic (PK) or bucket-unaware (append), -2 postpone (PK)."),
     Option("bucket-function.type", "default", _enum("default", "mod", "hive")),
@@ -227,9 +243,12 @@ _OPTIONS: list[Option] = [
     Option("postpone.target-size-per-bucket", 1 << 30, parse_memory,
            "Without a default bucket count or target rows: postponed bytes per bucket of a new partition."),
     Option("file.format", "parquet", _FORMATS, "Data file format."),
-    Option("file.compression", "zstd", _enum("zstd", "snappy", "gzip", "lz4", "brotli", "none",
-                                             "uncompressed", "lzo"), "Data file compression."),
+    Option("file.compression", "zstd", _COMPRESSIONS, "Data file compression."),
     Option("file.compression.zstd-level", 1, _parse_int),
+    Option("file.format.per.level", {}, _level_map(_FORMATS),
+           "Primary-key tables: the format of files written at a level, e.g. '0:avro,3:parquet' (others: 'file.format')."),
+    Option("file.compression.per.level", {}, _level_map(_COMPRESSIONS),
+           "Primary-key tables: the compression of files written at a level, e.g. '0:lz4,1:zstd'."),
     Option("parquet.enable.dictionary", None, _parse_bool,
            "Dictionary-encode every Parquet column (true) or none (false); unset: per column, "
            "no dictionary for columns whose values are almost all distinct (those are PLAIN)."),
@@ -527,6 +546,15 @@ class CoreOptions:
     @property
     def file_format(self) -> str:
         return self.get("file.format")
+
+    def format_for_level(self, level: int | None) -> str:
+        """The format of a primary-key file written at ``level`` (None: an append table's file)."""
+        return self.get("file.format.per.level").get(level, self.file_format) if level is not None else self.file_format
+
+    def compression_for_level(self, level: int | None) -> str:
+        """The compression of a primary-key file written at ``level`` (None: an append table's file)."""
+        default = self.get("file.compression")
+        return self.get("file.compression.per.level").get(level, default) if level is not None else default
 
     @property
     def target_file_size(self) -> int:

@@ -1,0 +1,65 @@
+"""Table options whose effect shows in the files: paimon-lab and Java Paimon write, read and
+compact each other's tables carrying them."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
+FIELDS = [("k", "BIGINT NOT NULL"), ("v", "STRING")]
+PER_LEVEL = {"bucket": "1", "file.format.per.level": "0:avro,5:orc", "file.compression.per.level": "5:snappy"}
+
+
+def _rows(keys, tag):
+    keys = list(keys)
+    return pa.table({"k": pa.array(keys, pa.int64()), "v": [f"{tag}{k}" for k in keys]}, schema=SCHEMA)
+
+
+def _formats(t):
+    """(level, extension) of every data file of the latest snapshot."""
+    return sorted((int(r.level), r.file_name.rsplit(".", 1)[1]) for r in t.levels().itertuples())
+
+
+def _expected(*batches):
+    rows = {}
+    for b in batches:
+        rows.update(zip(b["k"].to_pylist(), b["v"].to_pylist()))
+    return pa.table({"k": pa.array(sorted(rows), pa.int64()), "v": [rows[k] for k in sorted(rows)]}, schema=SCHEMA)
+
+
+@pytest.mark.compat("primary-key", "'file.format.per.level', 'file.compression.per.level'",
+                    "lab writes; Java reads, compacts")
+def test_java_reads_and_compacts_lab_per_level_formats(jo, java, lab, wh):
+    t = lab.create_table("db.t", SCHEMA, primary_keys=["k"], options=PER_LEVEL)
+    a, b, c = _rows(range(100), "a"), _rows(range(50, 150), "b"), _rows(range(140, 160), "c")
+    t.write(a)
+    t.write(b)
+    assert _formats(t) == [(0, "avro"), (0, "avro")]
+    t.compact(full=True)
+    assert _formats(t) == [(5, "orc")]
+    t.write(c)
+    assert _formats(t) == [(0, "avro"), (5, "orc")]
+    assert jo.sort_rows(jo.read(wh, "db.t", version=java), "k") == jo.sort_rows(jo.canonical(_expected(a, b, c)), "k")
+    d = _rows(range(0, 10), "d")
+    jo.write(wh, "db.t", d, compact=True, version=java)
+    t = lab.get_table("db.t")
+    assert _formats(t) == [(5, "orc")]
+    assert t.to_arrow().sort_by("k").equals(_expected(a, b, c, d))
+
+
+@pytest.mark.compat("primary-key", "'file.format.per.level', 'file.compression.per.level'",
+                    "Java writes; lab reads, compacts")
+def test_lab_reads_and_compacts_java_per_level_formats(jo, java, lab, wh):
+    jo.create(wh, "db.t", FIELDS, primary_keys=["k"], options=PER_LEVEL, version=java)
+    a, b = _rows(range(100), "a"), _rows(range(50, 150), "b")
+    jo.write(wh, "db.t", a, version=java)
+    jo.write(wh, "db.t", b, version=java)
+    t = lab.get_table("db.t")
+    assert _formats(t) == [(0, "avro"), (0, "avro")]
+    assert t.to_arrow().sort_by("k").equals(_expected(a, b))
+    c = _rows(range(140, 160), "c")
+    t.write(c)
+    t.compact(full=True)
+    assert _formats(t) == [(5, "orc")]
+    assert jo.sort_rows(jo.read(wh, "db.t", version=java), "k") == jo.sort_rows(jo.canonical(_expected(a, b, c)), "k")
