@@ -904,6 +904,9 @@ _OPTS = "tests/test_per_level_options.py::"
 BEHAVIOUR.update({
     "file.format.per.level": _OPTS + "test_format_per_level_picks_the_format_of_written_and_compacted_files",
     "file.compression.per.level": _OPTS + "test_compression_per_level",
+    "commit.force-compact":
+        "tests/test_lookup_options.py::test_commit_force_compact_makes_a_commit_wait_for_its_lookup_compaction",
+    "force-lookup": "tests/test_lookup_options.py::test_force_lookup_folds_older_rows_into_the_lifted_one",
 })
 
 

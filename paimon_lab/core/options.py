@@ -281,6 +281,8 @@ _OPTIONS: list[Option] = [
     Option("manifest.full-compaction-threshold-size", 16 << 20, parse_memory),
     Option("metadata.stats-mode", "truncate(16)", _stats_mode),
     Option("commit.user-prefix", None, str),
+    Option("commit.force-compact", False, _parse_bool,
+           "Every commit waits for the compactions its writes started (overrides 'lookup-wait' = false)."),
     Option("commit.max-retries", 10, _non_negative_int),
     Option("commit.min-retry-wait", 10, parse_duration,
            "Wait after the first lost race for a snapshot id; doubled after each (with jitter)."),
@@ -359,6 +361,9 @@ _OPTIONS: list[Option] = [
            "lifts this commit's level-0 files before committing; false (Java's asynchronous lookup "
            "compaction) commits them in level 0 and lifts them with the next commit."),
     Option("changelog-producer.lookup-wait", True, _parse_bool, "Older name of 'lookup-wait'."),
+    Option("force-lookup", False, _parse_bool,
+           "Compact as tables that look keys up do (lift level 0 at every commit, fold older rows in), "
+           "without a lookup changelog."),
     Option("lookup-compact", "radical", _radical_only,
            "Only 'radical' (lift level 0 at every commit); Java's 'gentle' mode is not implemented."),
     Option("lookup-compact.max-interval", None, _parse_int,

@@ -41,10 +41,10 @@ def folds_upper_levels(core) -> bool:
     """Whether a table's lookup compaction writes each key's merged value into the level it lifts
     level 0 to, so a key's newest row above level 0 already holds everything older (Java wraps
     such tables' merge function in ``LookupMergeFunction``, for compactions and reads alike):
-    ``changelog-producer`` = lookup without deletion vectors (which mark older rows deleted
-    instead), any merge engine but first-row (whose lookup keeps first rows only)."""
-    return core.get("changelog-producer") == "lookup" and not core.get("deletion-vectors.enabled") \
-        and core.get("merge-engine") != "first-row"
+    ``changelog-producer`` = lookup or ``force-lookup``, without deletion vectors (which mark
+    older rows deleted instead), any merge engine but first-row (whose lookup keeps first rows only)."""
+    return (core.get("changelog-producer") == "lookup" or core.get("force-lookup")) \
+        and not core.get("deletion-vectors.enabled") and core.get("merge-engine") != "first-row"
 
 
 def newest_upper(keys: list[str], parts: list[tuple[int, pa.Table]]) -> list[tuple[int, pa.Table]]:

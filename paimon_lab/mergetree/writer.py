@@ -297,10 +297,11 @@ class MergeTreeWriter:
             before_top = drop_retracts(self.files.read([f for f in files if f.level == output_level], self.dvs))
         level0 = [f for f in files if f.level == 0]
         looked_up: list[tuple[int, pa.Table]] = []
-        if owner.changelog_producer == "lookup" and level0:
+        if level0 and (owner.changelog_producer == "lookup" or self.files.folded):
             level0_kv = self.files.read(level0, self.dvs)
             older, looked_up = self._lookup_older(level0_kv, unit)
-            self._lookup_changelog(level0_kv, older, output_level)
+            if owner.changelog_producer == "lookup":
+                self._lookup_changelog(level0_kv, older, output_level)
         if owner.merge_fn.engine == "first-row" and level0:
             merged, written = self._first_row_lift(files, level0, output_level, drop_delete)
         else:

@@ -76,7 +76,9 @@ class KeyValueFileStoreWrite:
         self.compact_at_commit = needs_lookup(core)
         # the local sorted copies of data files that level-0 lifts look keys up in
         self.lookup_files = LookupFiles(store, self.layout) if self.compact_at_commit else None
-        self.lookup_wait = core.get("lookup-wait" if "lookup-wait" in core.raw else "changelog-producer.lookup-wait")
+        # 'commit.force-compact': the commit waits for the compaction, as if 'lookup-wait' were true
+        self.lookup_wait = core.get("lookup-wait" if "lookup-wait" in core.raw else "changelog-producer.lookup-wait") \
+            or core.get("commit.force-compact")
         trigger = core.get("num-sorted-run.compaction-trigger")
         self.num_levels = store.num_levels
         self.strategy = UniversalCompaction(core.get("compaction.max-size-amplification-percent"),
