@@ -907,6 +907,9 @@ BEHAVIOUR.update({
     "commit.force-compact":
         "tests/test_lookup_options.py::test_commit_force_compact_makes_a_commit_wait_for_its_lookup_compaction",
     "force-lookup": "tests/test_lookup_options.py::test_force_lookup_folds_older_rows_into_the_lifted_one",
+    "record-level.expire-time": "tests/test_record_level_expire.py::test_compaction_drops_expired_records_reads_do_not",
+    "record-level.time-field": "tests/test_record_level_expire.py::test_time_field_types",
+    "record-level.time-field-type": "tests/test_record_level_expire.py::test_settings_java_refuses",
 })
 
 

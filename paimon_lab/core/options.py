@@ -361,6 +361,11 @@ _OPTIONS: list[Option] = [
            "lifts this commit's level-0 files before committing; false (Java's asynchronous lookup "
            "compaction) commits them in level 0 and lifts them with the next commit."),
     Option("changelog-producer.lookup-wait", True, _parse_bool, "Older name of 'lookup-wait'."),
+    Option("record-level.expire-time", None, parse_duration,
+           "Primary-key tables: compactions drop records whose time field is older than this."),
+    Option("record-level.time-field", None, str, "The time column of 'record-level.expire-time'."),
+    Option("record-level.time-field-type", "seconds-int", _enum("seconds-int", "millis-long"),
+           "Java 0.9: the time column is INT seconds or BIGINT milliseconds (unset: by its type)."),
     Option("force-lookup", False, _parse_bool,
            "Compact as tables that look keys up do (lift level 0 at every commit, fold older rows in), "
            "without a lookup changelog."),

@@ -32,6 +32,7 @@ from paimon_lab.mergetree.compact_rewriter import (BucketFiles, CompactRewriter,
                                                   drop_retracts, merge_order, merge_sorted, newest_upper)
 from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.levels import Levels
+from paimon_lab.mergetree.record_expire import RecordExpire
 from paimon_lab.mergetree.lookup_files import POSITION, LookupFiles
 from paimon_lab.mergetree.compact_strategy import force_level0_unit
 from paimon_lab.mergetree.upgrade import CHANGELOG, REWRITE, UPGRADE, UpgradeRules, compaction_steps
@@ -76,6 +77,7 @@ class BucketWriteContext(Protocol):
     dv_enabled: bool
     lookup_files: LookupFiles | None
     spill_directory: SpillDirectory
+    record_expire: RecordExpire | None
 
     def deletion_vectors(self, partition: bytes, bucket: int) -> tuple: ...
 
@@ -89,7 +91,7 @@ class MergeTreeWriter:
         t = owner.store
         self.partition, self.bucket = partition, bucket
         self.layout = owner.layout
-        self.files = BucketFiles(t, self.layout, partition, bucket)
+        self.files = BucketFiles(t, self.layout, partition, bucket, owner.record_expire)
         self.data_namer = owner.data_namer.for_bucket(partition, bucket)
         self.changelog_namer = owner.changelog_namer.for_bucket(partition, bucket)
         self.index_namer = owner.index_namer.for_bucket(partition, bucket)
@@ -410,7 +412,17 @@ class MergeTreeWriter:
 
     def _look_up(self, files: list[DataFileMeta], kv: pa.Table) -> list[tuple[DataFileMeta, pa.Table]]:
         """The rows of ``files`` (deletion vectors applied) whose keys occur in ``kv``, per file,
-        with their positions: from the local lookup files, without reading the data files whole."""
+        with their positions: from the local lookup files, without reading the data files whole.
+        Expired records (record-level expiration) are not found, but in first-row tables (Java
+        looks those up with a reader of its own)."""
+        hits = self._look_up_all(files, kv)
+        expire = self.owner.record_expire
+        if expire is None or self.owner.merge_fn.engine == "first-row":
+            return hits
+        hits = [(f, expire.apply(rows)) for f, rows in hits]
+        return [(f, rows) for f, rows in hits if rows.num_rows]
+
+    def _look_up_all(self, files: list[DataFileMeta], kv: pa.Table) -> list[tuple[DataFileMeta, pa.Table]]:
         if not files or kv.num_rows == 0:
             return []
         keys = self.layout.key_columns

@@ -3,6 +3,8 @@ compact each other's tables carrying them."""
 
 from __future__ import annotations
 
+import time
+
 import pyarrow as pa
 import pytest
 
@@ -63,3 +65,41 @@ def test_lab_reads_and_compacts_java_per_level_formats(jo, java, lab, wh):
     t.compact(full=True)
     assert _formats(t) == [(5, "orc")]
     assert jo.sort_rows(jo.read(wh, "db.t", version=java), "k") == jo.sort_rows(jo.canonical(_expected(a, b, c)), "k")
+
+
+EXPIRE = {"bucket": "1", "record-level.expire-time": "1 h", "record-level.time-field": "ts"}
+TS_SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("ts", pa.int32())])
+
+
+def _timed(keys, ages):
+    """Rows whose time field is ``ages`` seconds before now (far from the 1 h boundary)."""
+    now = int(time.time())
+    return pa.table({"k": pa.array(keys, pa.int64()), "ts": pa.array([now - a for a in ages], pa.int32())})
+
+
+@pytest.mark.compat("primary-key", "'record-level.expire-time' (INT seconds)", "lab writes; Java compacts; lab reads")
+def test_java_compaction_expires_lab_records(jo, java, lab, wh):
+    t = lab.create_table("db.t", TS_SCHEMA, primary_keys=["k"], options=EXPIRE)
+    t.write(_timed([1, 2], [3 * 3600, 0]))
+    t.write(_timed([3], [5 * 3600]))
+    assert sorted(t.to_arrow()["k"].to_pylist()) == [1, 2, 3]   # nothing compacted yet
+    t.compact(full=True)
+    assert sorted(t.to_arrow()["k"].to_pylist()) == [2]
+    t.write(_timed([4, 5], [3 * 3600, 0]))
+    jo.write(wh, "db.t", _timed([6], [0]), compact=True, version=java)
+    assert sorted(lab.get_table("db.t").to_arrow()["k"].to_pylist()) == [2, 5, 6]
+
+
+@pytest.mark.compat("primary-key", "'record-level.expire-time' (INT seconds)", "Java writes; lab compacts; Java reads")
+def test_lab_compaction_expires_java_records(jo, java, lab, wh):
+    jo.create(wh, "db.t", [("k", "BIGINT NOT NULL"), ("ts", "INT")], primary_keys=["k"], options=EXPIRE, version=java)
+    jo.write(wh, "db.t", _timed([1, 2], [3 * 3600, 0]), version=java)
+    jo.write(wh, "db.t", _timed([3], [0]), compact=True, version=java)
+    t = lab.get_table("db.t")
+    assert sorted(t.to_arrow()["k"].to_pylist()) == [2, 3]     # Java's compaction expired 1
+    jo.write(wh, "db.t", _timed([4, 5], [3 * 3600, 0]), version=java)
+    assert sorted(r["k"] for r in jo.read(wh, "db.t", version=java)) == [2, 3, 4, 5]
+    t = lab.get_table("db.t")
+    t.write(_timed([6], [0]))
+    t.compact(full=True)
+    assert sorted(r["k"] for r in jo.read(wh, "db.t", version=java)) == [2, 3, 5, 6]
