@@ -910,6 +910,7 @@ BEHAVIOUR.update({
     "record-level.expire-time": "tests/test_record_level_expire.py::test_compaction_drops_expired_records_reads_do_not",
     "record-level.time-field": "tests/test_record_level_expire.py::test_time_field_types",
     "record-level.time-field-type": "tests/test_record_level_expire.py::test_settings_java_refuses",
+    "partition.mark-done-action": "tests/test_partition_mark_done.py::test_success_file_keeps_its_creation_time",
 })
 
 

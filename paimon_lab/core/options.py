@@ -102,6 +102,19 @@ def _level_map(parse_value: Callable[[str], str]) -> Callable[[str], dict[int, s
     return parse
 
 
+def _mark_done_actions(text: str) -> tuple[str, ...]:
+    """'partition.mark-done-action': a comma list; Java's metastore actions are not implemented."""
+    actions = tuple(a.strip().lower() for a in str(text).split(",") if a.strip())
+    for a in actions:
+        if a in ("done-partition", "mark-event"):
+            raise ValueError(f"'{a}' (a Hive metastore action) is not implemented in paimon-lab; use 'success-file'")
+        if a != "success-file":
+            raise ValueError(f"'{a}' is not a mark-done action (success-file)")
+    if not actions:
+        raise ValueError("give at least one action (success-file)")
+    return actions
+
+
 def _positive_int(text: str) -> int:
     value = _parse_int(text)
     if value <= 0:
@@ -414,6 +427,8 @@ _OPTIONS: list[Option] = [
     Option("sink.process-time-zone", None, _time_zone,
            "Time zone of commit times for process-time tags and batch tag names (default: the local zone)."),
     Option("sink.watermark-time-zone", "UTC", _time_zone, "Time zone of watermarks for watermark tags."),
+    Option("partition.mark-done-action", ("success-file",), _mark_done_actions,
+           "What CALL sys.mark_partition_done does to a partition: 'success-file' writes its _SUCCESS file."),
     Option("partition.expiration-time", None, parse_duration,
            "Drop a partition once it is older than this (on commit and by CALL sys.expire_partitions)."),
     Option("partition.expiration-check-interval", 3_600_000, parse_duration,

@@ -1,0 +1,63 @@
+"""Marking partitions done: telling downstream readers a partition is complete, by the actions of
+'partition.mark-done-action' (``CALL sys.mark_partition_done``, :meth:`Table.mark_partitions_done`).
+
+'success-file' (Java's default) writes ``<table>/<partition path>/_SUCCESS``, Java's JSON of its
+creation and last modification time (a second mark keeps the creation time). Java's metastore
+actions ('done-partition', 'mark-event') are refused when the option is set.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Sequence
+
+from paimon_lab.core.partition import escape_path_name
+from paimon_lab.errors import CorruptFileError, DataValidationError
+from paimon_lab.io.file_io import join
+from paimon_lab.utils.clock import now_millis
+
+if TYPE_CHECKING:
+    from paimon_lab.store.file_store import FileStore
+
+SUCCESS_FILE = "_SUCCESS"
+
+
+def partition_path(store: "FileStore", spec: dict[str, Any]) -> str:
+    """The relative directory of a partition spec, as Java's: its keys in the table's partition
+    order, values as given (a leading subset of the keys names a parent directory)."""
+    keys = list(store.partition_keys)
+    unknown = [k for k in spec if k not in keys]
+    if unknown:
+        raise DataValidationError(f"{unknown} are not partition keys of the table; they are {keys}")
+    parts = [f"{escape_path_name(k)}={escape_path_name(str(spec[k]))}" for k in keys if spec.get(k) is not None]
+    if not parts:
+        raise DataValidationError(f"The partition spec {spec} names no partition key of {keys}")
+    return "/".join(parts)
+
+
+def _success_file(store: "FileStore", directory: str) -> None:
+    path = join(join(store.path, directory), SUCCESS_FILE)
+    now = now_millis()
+    created = now
+    if store.file_io.exists(path):
+        try:
+            created = int(json.loads(store.file_io.read_text(path))["creationTime"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise CorruptFileError(f"{path} is not a success file: {e}") from None
+    text = f'{{\n  "creationTime" : {created},\n  "modificationTime" : {now}\n}}'   # Jackson's pretty print
+    store.file_io.write_bytes(path, text.encode("utf-8"))
+
+
+def mark_partitions_done(store: "FileStore", partitions: Sequence[dict[str, Any]]) -> list[str]:
+    """Run the table's mark-done actions on each partition; returns their relative paths."""
+    if not store.partition_keys:
+        raise DataValidationError("Only a partitioned table has partitions to mark done")
+    if not partitions:
+        raise DataValidationError("Give the partitions to mark done")
+    actions = store.schema.core.get("partition.mark-done-action")
+    paths = [partition_path(store, spec) for spec in partitions]
+    for path in paths:
+        for action in actions:
+            if action == "success-file":
+                _success_file(store, path)
+    return paths
