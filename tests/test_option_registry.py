@@ -911,6 +911,8 @@ BEHAVIOUR.update({
     "record-level.time-field": "tests/test_record_level_expire.py::test_time_field_types",
     "record-level.time-field-type": "tests/test_record_level_expire.py::test_settings_java_refuses",
     "partition.mark-done-action": "tests/test_partition_mark_done.py::test_success_file_keeps_its_creation_time",
+    "partition.end-input-to-done":
+        "tests/test_partition_mark_done.py::test_end_input_to_done_marks_the_partitions_a_batch_write_wrote",
 })
 
 

@@ -59,3 +59,22 @@ def test_metastore_actions_and_bad_input_are_refused(lab):
     t = lab.create_table("db.plain", SCHEMA)
     with pytest.raises(DataValidationError, match="partitioned"):
         t.mark_partitions_done([{"dt": "x"}])
+
+
+def test_end_input_to_done_marks_the_partitions_a_batch_write_wrote(lab):
+    t = _table(lab, **{"partition.end-input-to-done": "true"})     # the first write: two partitions
+    assert os.path.exists(os.path.join(t.path, "dt=2024-01-01/hh=1/_SUCCESS"))
+    assert os.path.exists(os.path.join(t.path, "dt=2024-01-02/hh=2/_SUCCESS"))
+    t.write(pa.table({"id": [3], "dt": ["2024-01-03"], "hh": pa.array([None], pa.int32())}))
+    assert os.path.exists(os.path.join(t.path, "dt=2024-01-03/hh=__DEFAULT_PARTITION__/_SUCCESS"))
+    off = lab.create_table("db.off", SCHEMA, partition_keys=["dt"])
+    off.write(pa.table({"id": [1], "dt": ["x"], "hh": pa.array([1], pa.int32())}))
+    assert not os.path.exists(os.path.join(off.path, "dt=x/_SUCCESS"))
+
+
+def test_end_input_to_done_in_a_first_row_table_marks_what_the_compaction_lifted(lab):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False)])
+    t = lab.create_table("db.fr", schema, primary_keys=["id", "dt"], partition_keys=["dt"], options={
+        "bucket": "1", "merge-engine": "first-row", "partition.end-input-to-done": "true"})
+    t.write(pa.table({"id": [1], "dt": ["a"]}, schema=schema))
+    assert os.path.exists(os.path.join(t.path, "dt=a/_SUCCESS"))

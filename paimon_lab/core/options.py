@@ -427,6 +427,8 @@ _OPTIONS: list[Option] = [
     Option("sink.process-time-zone", None, _time_zone,
            "Time zone of commit times for process-time tags and batch tag names (default: the local zone)."),
     Option("sink.watermark-time-zone", "UTC", _time_zone, "Time zone of watermarks for watermark tags."),
+    Option("partition.end-input-to-done", False, _parse_bool,
+           "Mark the partitions a batch write wrote done after its commit ('partition.mark-done-action')."),
     Option("partition.mark-done-action", ("success-file",), _mark_done_actions,
            "What CALL sys.mark_partition_done does to a partition: 'success-file' writes its _SUCCESS file."),
     Option("partition.expiration-time", None, parse_duration,

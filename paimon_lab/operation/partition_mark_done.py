@@ -1,5 +1,6 @@
 """Marking partitions done: telling downstream readers a partition is complete, by the actions of
-'partition.mark-done-action' (``CALL sys.mark_partition_done``, :meth:`Table.mark_partitions_done`).
+'partition.mark-done-action' (``CALL sys.mark_partition_done``, :meth:`Table.mark_partitions_done`,
+and with 'partition.end-input-to-done' after every batch write).
 
 'success-file' (Java's default) writes ``<table>/<partition path>/_SUCCESS``, Java's JSON of its
 creation and last modification time (a second mark keeps the creation time). Java's metastore
@@ -17,6 +18,7 @@ from paimon_lab.io.file_io import join
 from paimon_lab.utils.clock import now_millis
 
 if TYPE_CHECKING:
+    from paimon_lab.store.commit_message import CommitMessage
     from paimon_lab.store.file_store import FileStore
 
 SUCCESS_FILE = "_SUCCESS"
@@ -54,10 +56,29 @@ def mark_partitions_done(store: "FileStore", partitions: Sequence[dict[str, Any]
         raise DataValidationError("Only a partitioned table has partitions to mark done")
     if not partitions:
         raise DataValidationError("Give the partitions to mark done")
-    actions = store.schema.core.get("partition.mark-done-action")
     paths = [partition_path(store, spec) for spec in partitions]
+    _run_actions(store, paths)
+    return paths
+
+
+def mark_done_at_end_input(store: "FileStore", messages: Sequence["CommitMessage"], end_input: bool = True) -> list[str]:
+    """'partition.end-input-to-done': after a batch write's commit (``end_input``; a streaming
+    commit is not), mark the partitions it wrote done, as Java's end of input does: those that got
+    data or index files, or in a primary-key table whose batch reads skip level 0 (Java then waits
+    for the compaction) every one it touched."""
+    if not end_input or not store.schema.core.get("partition.end-input-to-done") or not store.partition_keys:
+        return []
+    every = store.batch_scan_skips_level0
+    touched = {m.partition for m in messages if every or m.new_files or m.index_changes}
+    codec = store.partition_codec
+    paths = sorted(codec.path(codec.from_bytes(p)) for p in touched)
+    _run_actions(store, paths)
+    return paths
+
+
+def _run_actions(store: "FileStore", paths: Sequence[str]) -> None:
+    actions = store.schema.core.get("partition.mark-done-action")
     for path in paths:
         for action in actions:
             if action == "success-file":
                 _success_file(store, path)
-    return paths
