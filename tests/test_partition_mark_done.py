@@ -52,7 +52,7 @@ def test_call_mark_partition_done(lab, wh):
 
 
 def test_metastore_actions_and_bad_input_are_refused(lab):
-    for value in ("done-partition", "success-file,mark-event", "http-report"):
+    for value in ("http-report", "success-file,custom", ""):
         with pytest.raises(OptionError, match="partition.mark-done-action"):
             lab.create_table(f"db.x{len(value)}", SCHEMA, partition_keys=["dt"],
                              options={"partition.mark-done-action": value})
@@ -78,3 +78,9 @@ def test_end_input_to_done_in_a_first_row_table_marks_what_the_compaction_lifted
         "bucket": "1", "merge-engine": "first-row", "partition.end-input-to-done": "true"})
     t.write(pa.table({"id": [1], "dt": ["a"]}, schema=schema))
     assert os.path.exists(os.path.join(t.path, "dt=a/_SUCCESS"))
+
+
+def test_metastore_actions_need_a_hive_catalog(lab):
+    t = _table(lab, **{"partition.mark-done-action": "success-file,done-partition"})
+    with pytest.raises(OptionError, match="Hive catalog"):
+        t.mark_partitions_done([{"dt": "2024-01-01", "hh": 1}])

@@ -103,15 +103,13 @@ def _level_map(parse_value: Callable[[str], str]) -> Callable[[str], dict[int, s
 
 
 def _mark_done_actions(text: str) -> tuple[str, ...]:
-    """'partition.mark-done-action': a comma list; Java's metastore actions are not implemented."""
+    """'partition.mark-done-action': a comma list of Java 0.9's actions."""
     actions = tuple(a.strip().lower() for a in str(text).split(",") if a.strip())
     for a in actions:
-        if a in ("done-partition", "mark-event"):
-            raise ValueError(f"'{a}' (a Hive metastore action) is not implemented in paimon-lab; use 'success-file'")
-        if a != "success-file":
-            raise ValueError(f"'{a}' is not a mark-done action (success-file)")
+        if a not in ("success-file", "done-partition", "mark-event"):
+            raise ValueError(f"'{a}' is not a mark-done action (success-file, done-partition, mark-event)")
     if not actions:
-        raise ValueError("give at least one action (success-file)")
+        raise ValueError("give at least one action (success-file, done-partition, mark-event)")
     return actions
 
 
@@ -430,7 +428,8 @@ _OPTIONS: list[Option] = [
     Option("partition.end-input-to-done", False, _parse_bool,
            "Mark the partitions a batch write wrote done after its commit ('partition.mark-done-action')."),
     Option("partition.mark-done-action", ("success-file",), _mark_done_actions,
-           "What CALL sys.mark_partition_done does to a partition: 'success-file' writes its _SUCCESS file."),
+           "What marking a partition done does: 'success-file' writes its _SUCCESS file; 'done-partition' "
+           "and 'mark-event' (Hive catalog) register '<last value>.done' / a LOAD_DONE event in the metastore."),
     Option("partition.expiration-time", None, parse_duration,
            "Drop a partition once it is older than this (on commit and by CALL sys.expire_partitions)."),
     Option("partition.expiration-check-interval", 3_600_000, parse_duration,

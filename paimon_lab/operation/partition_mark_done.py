@@ -3,8 +3,9 @@
 and with 'partition.end-input-to-done' after every batch write).
 
 'success-file' (Java's default) writes ``<table>/<partition path>/_SUCCESS``, Java's JSON of its
-creation and last modification time (a second mark keeps the creation time). Java's metastore
-actions ('done-partition', 'mark-event') are refused when the option is set.
+creation and last modification time (a second mark keeps the creation time). The metastore
+actions need a table of the Hive catalog: 'done-partition' registers the partition whose last
+value has '.done' appended ('metastore.partitioned-table' on), 'mark-event' a LOAD_DONE event.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Sequence
 
-from paimon_lab.core.partition import escape_path_name
-from paimon_lab.errors import CorruptFileError, DataValidationError
+from paimon_lab.core.partition import escape_path_name, value_to_partition_string
+from paimon_lab.errors import CorruptFileError, DataValidationError, OptionError
 from paimon_lab.io.file_io import join
 from paimon_lab.utils.clock import now_millis
 
@@ -24,17 +25,26 @@ if TYPE_CHECKING:
 SUCCESS_FILE = "_SUCCESS"
 
 
-def partition_path(store: "FileStore", spec: dict[str, Any]) -> str:
-    """The relative directory of a partition spec, as Java's: its keys in the table's partition
-    order, values as given (a leading subset of the keys names a parent directory)."""
+def _spec_text(store: "FileStore", spec: dict[str, Any]) -> dict[str, str]:
+    """A partition spec's given keys, in the table's partition order, values as text."""
     keys = list(store.partition_keys)
     unknown = [k for k in spec if k not in keys]
     if unknown:
         raise DataValidationError(f"{unknown} are not partition keys of the table; they are {keys}")
-    parts = [f"{escape_path_name(k)}={escape_path_name(str(spec[k]))}" for k in keys if spec.get(k) is not None]
-    if not parts:
+    text = {k: str(spec[k]) for k in keys if spec.get(k) is not None}
+    if not text:
         raise DataValidationError(f"The partition spec {spec} names no partition key of {keys}")
-    return "/".join(parts)
+    return text
+
+
+def _path(spec: dict[str, str]) -> str:
+    return "/".join(f"{escape_path_name(k)}={escape_path_name(v)}" for k, v in spec.items())
+
+
+def partition_path(store: "FileStore", spec: dict[str, Any]) -> str:
+    """The relative directory of a partition spec, as Java's: its keys in the table's partition
+    order, values as given (a leading subset of the keys names a parent directory)."""
+    return _path(_spec_text(store, spec))
 
 
 def _success_file(store: "FileStore", directory: str) -> None:
@@ -56,9 +66,9 @@ def mark_partitions_done(store: "FileStore", partitions: Sequence[dict[str, Any]
         raise DataValidationError("Only a partitioned table has partitions to mark done")
     if not partitions:
         raise DataValidationError("Give the partitions to mark done")
-    paths = [partition_path(store, spec) for spec in partitions]
-    _run_actions(store, paths)
-    return paths
+    specs = [_spec_text(store, spec) for spec in partitions]
+    _run_actions(store, specs)
+    return [_path(spec) for spec in specs]
 
 
 def mark_done_at_end_input(store: "FileStore", messages: Sequence["CommitMessage"], end_input: bool = True) -> list[str]:
@@ -71,14 +81,23 @@ def mark_done_at_end_input(store: "FileStore", messages: Sequence["CommitMessage
     every = store.batch_scan_skips_level0
     touched = {m.partition for m in messages if every or m.new_files or m.index_changes}
     codec = store.partition_codec
-    paths = sorted(codec.path(codec.from_bytes(p)) for p in touched)
-    _run_actions(store, paths)
-    return paths
+    specs = sorted(({f.name: value_to_partition_string(v, f, codec.default_name, codec.legacy)
+                     for f, v in zip(codec.fields, codec.from_bytes(p))} for p in touched), key=_path)
+    _run_actions(store, specs)
+    return [_path(spec) for spec in specs]
 
 
-def _run_actions(store: "FileStore", paths: Sequence[str]) -> None:
+def _run_actions(store: "FileStore", specs: Sequence[dict[str, str]]) -> None:
     actions = store.schema.core.get("partition.mark-done-action")
-    for path in paths:
+    metastore = [a for a in actions if a != "success-file"]
+    if metastore and store.metastore is None:
+        raise OptionError(f"'partition.mark-done-action' {metastore} needs a table of a Hive catalog (a metastore)")
+    for spec in specs:
         for action in actions:
             if action == "success-file":
-                _success_file(store, path)
+                _success_file(store, _path(spec))
+            elif len(spec) != len(store.partition_keys):
+                raise DataValidationError(f"'{action}' marks whole partitions: {spec} must give every key "
+                                          f"of {list(store.partition_keys)}")
+            else:
+                store.metastore.mark_done(store, spec, action)
