@@ -25,7 +25,7 @@ from paimon_lab.io.file_io import FileIO
 from paimon_lab.core.manifest import FILE_SOURCE_APPEND, DataFileMeta, creation_time_now
 from paimon_lab.core.stats import collect_stats, summary_min_max
 from paimon_lab.core.types import DataField, atomic
-from paimon_lab.errors import SchemaError
+from paimon_lab.errors import PaimonLabError, SchemaError
 
 if TYPE_CHECKING:
     from paimon_lab.core.options import CoreOptions
@@ -183,7 +183,7 @@ def _with_extension(next_path: Callable[[], str], default: str, fmt: str) -> Cal
     def path() -> str:
         p = next_path()
         if not p.endswith("." + default):
-            raise ValueError(f"Data file path {p} does not end with the table's format '.{default}'")
+            raise PaimonLabError(f"Data file path {p} does not end with the table's format '.{default}'")
         return p[:-len(default)] + fmt
     return path
 
