@@ -21,7 +21,7 @@ from paimon_lab.io.file_io import FileIO, normalize_path
 from paimon_lab.mergetree.merge_engine import merge_function_for
 from paimon_lab.operation import branch as branches
 from paimon_lab.operation import changes as changelog
-from paimon_lab.operation import expire, partition_expire, row_dml, tag_auto
+from paimon_lab.operation import expire, partition_expire, partition_mark_done, row_dml, tag_auto
 from paimon_lab.operation.commit import FileStoreCommit
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.count import MinMax, metadata_count, metadata_min_max
@@ -441,6 +441,11 @@ class Table:
         """Delete every file of the given partitions in one OVERWRITE snapshot; its id."""
         self.refresh()
         return partition_expire.drop_partitions(self.store, partitions)
+
+    def mark_partitions_done(self, partitions: Sequence[dict[str, Any]]) -> list[str]:
+        """Mark partitions done by 'partition.mark-done-action' (a ``_SUCCESS`` file in each);
+        their relative paths."""
+        return partition_mark_done.mark_partitions_done(self.store, list(partitions))
 
     def tags(self) -> list[Tag]:
         return self.store.tags()

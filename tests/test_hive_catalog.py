@@ -45,6 +45,28 @@ def catalog(hms_uri, tmp_path):
     c.close()
 
 
+def test_mark_partition_done_in_the_metastore(catalog, db):
+    """'done-partition' registers '<partition>.done' (Java's AddDonePartitionAction), which later
+    commits leave alone; 'mark-event' records a LOAD_DONE event."""
+    catalog.create_database(db)
+    t = catalog.create_table(f"{db}.t", SCHEMA, partition_keys=["dt"], options={
+        "metastore.partitioned-table": "true", "partition.end-input-to-done": "true",
+        "partition.mark-done-action": "success-file,done-partition,mark-event"})
+    t.write(pa.table({"id": [1, 2], "dt": ["a", "b c"], "v": ["x", "y"]}))
+    names = sorted(catalog.client.call("get_partition_names", db, "t", -1))
+    assert names == ["dt=a", "dt=a.done", "dt=b c", "dt=b c.done"]
+    p = catalog.client.call("get_partition", db, "t", ["a.done"])
+    assert p.sd.location.rstrip("/").endswith("/t/dt=a.done")
+    assert catalog.client.call("isPartitionMarkedForEvent", db, "t", {"dt": "a"}, 1)
+    assert os.path.exists(os.path.join(t.path, "dt=a", "_SUCCESS"))
+    t.write(SCHEMA.empty_table(), overwrite={"dt": "a"})    # partition a empties: it leaves, its mark stays
+    assert sorted(catalog.client.call("get_partition_names", db, "t", -1)) == ["dt=a.done", "dt=b c", "dt=b c.done"]
+    plain = catalog.create_table(f"{db}.p", SCHEMA, partition_keys=["dt"],
+                                 options={"partition.mark-done-action": "done-partition"})
+    with pytest.raises(OptionError, match="metastore.partitioned-table"):
+        plain.mark_partitions_done([{"dt": "a"}])
+
+
 def test_catalog_factory_and_options(hms_uri, tmp_path):
     c = Catalog(str(tmp_path / "wh"), options={"metastore": "hive", "uri": hms_uri})
     assert isinstance(c, HiveCatalog) and "default" in c.list_databases()

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import glob
+import os
+
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from paimon_lab.core.options import OPTIONS, validate_options
@@ -58,3 +62,41 @@ def test_cache_knobs_are_declared_with_a_reason_and_validated():
             validate_options(bad)
     with pytest.raises(OptionError, match="gentle"):
         validate_options({"lookup-compact": "gentle"})
+
+
+def test_commit_force_compact_makes_a_commit_wait_for_its_lookup_compaction(lab):
+    """Java's writer waits for the compaction before a commit with 'commit.force-compact' whatever
+    its caller asked (Flink's 'lookup-wait' = false among them)."""
+    t = lab.create_table("db.t", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "changelog-producer": "lookup", "lookup-wait": "false", "commit.force-compact": "true"})
+    t.write(pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+    assert _levels(t) == [5]
+    assert t.changes(start_snapshot=0).column("id").to_pylist() == [1]
+
+
+def test_force_lookup_lifts_level0_at_every_commit_without_a_changelog(lab):
+    plain = lab.create_table("db.plain", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    t = lab.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "1", "force-lookup": "true"})
+    for table in (plain, t):
+        table.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=SCHEMA))
+        table.write(pa.table({"id": [2, 3], "v": ["c", "d"]}, schema=SCHEMA))
+    assert _levels(plain) == [0, 0]
+    assert 0 not in _levels(t)
+    assert t.to_arrow().sort_by("id")["v"].to_pylist() == ["a", "c", "d"]
+    assert not [f for s in t.snapshots() for f in [s.changelog_manifest_list] if f]
+
+
+def test_force_lookup_folds_older_rows_into_the_lifted_one(lab):
+    """As Java's lookup compaction: the lifted row of a partial-update key merges in the key's
+    newest row above, so a read takes only the newest upper row of each key."""
+    schema = pa.schema([("id", pa.int64()), ("a", pa.string()), ("b", pa.string())])
+    t = lab.create_table("db.pu", schema, primary_keys=["id"], options={
+        "bucket": "1", "force-lookup": "true", "merge-engine": "partial-update"})
+    t.write(pa.table({"id": range(1000), "a": ["x"] * 1000, "b": [None] * 1000}, schema=schema))
+    t.write(pa.table({"id": [1], "a": [None], "b": ["y"]}, schema=schema))   # small: lifted alone to level 4
+    levels = t.levels()
+    assert sorted(levels["level"]) == [4, 5]
+    (newer,) = levels[levels["level"] == 4]["file_name"]
+    (path,) = glob.glob(os.path.join(t.path, "bucket-0", newer))
+    assert pq.read_table(path).select(["a", "b"]).to_pylist() == [{"a": "x", "b": "y"}]
+    assert t.to_arrow(filter="id = 1").to_pylist() == [{"id": 1, "a": "x", "b": "y"}]

@@ -901,6 +901,21 @@ BEHAVIOUR.update({
     "hive.<key>": "tests/test_hive_catalog.py::test_entries_in_metastore",
 })
 
+_OPTS = "tests/test_per_level_options.py::"
+BEHAVIOUR.update({
+    "file.format.per.level": _OPTS + "test_format_per_level_picks_the_format_of_written_and_compacted_files",
+    "file.compression.per.level": _OPTS + "test_compression_per_level",
+    "commit.force-compact":
+        "tests/test_lookup_options.py::test_commit_force_compact_makes_a_commit_wait_for_its_lookup_compaction",
+    "force-lookup": "tests/test_lookup_options.py::test_force_lookup_folds_older_rows_into_the_lifted_one",
+    "record-level.expire-time": "tests/test_record_level_expire.py::test_compaction_drops_expired_records_reads_do_not",
+    "record-level.time-field": "tests/test_record_level_expire.py::test_time_field_types",
+    "record-level.time-field-type": "tests/test_record_level_expire.py::test_settings_java_refuses",
+    "partition.mark-done-action": "tests/test_partition_mark_done.py::test_success_file_keeps_its_creation_time",
+    "partition.end-input-to-done":
+        "tests/test_partition_mark_done.py::test_end_input_to_done_marks_the_partitions_a_batch_write_wrote",
+})
+
 
 def _implemented():
     return sorted(e.key for e in list(REGISTRY.values()) + PATTERNS if e.status == IMPLEMENTED)

@@ -277,6 +277,15 @@ def test_write_table_creates_missing_table(spark, wh, cat):
     assert rows_of(t.to_arrow()) == [(1, "a"), (2, "d"), (3, "c")]
 
 
+def test_batch_write_marks_its_partitions_done(spark, wh, cat):
+    """'partition.end-input-to-done': as Java's Spark writer, a batch write marks the partitions it
+    wrote done after its commit."""
+    t = cat.create_table("db.done", SCHEMA, partition_keys=["dt"], options={"partition.end-input-to-done": "true"})
+    write(to_spark(spark, sample(10, parts=("a",))), wh, "db.done", mode="append")
+    assert os.path.exists(os.path.join(t.path, "dt=a", "_SUCCESS"))
+    assert not os.path.exists(os.path.join(t.path, "dt=b"))
+
+
 def test_overwrite_modes(pypaimon, spark, wh, cat):
     t = cat.create_table("db.ow", SCHEMA, partition_keys=["dt"])
     t.write(sample(90))

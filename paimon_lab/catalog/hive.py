@@ -26,11 +26,11 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from paimon_lab.core import types as T
-from paimon_lab.core.partition import value_to_partition_string
+from paimon_lab.core.partition import escape_path_name, value_to_partition_string
 from paimon_lab.core.schema import SchemaManager, TableSchema
 from paimon_lab.errors import (CatalogError, DatabaseAlreadyExistError, HiveMetastoreError, DatabaseNotEmptyError,
                                DatabaseNotExistError, TableAlreadyExistError, TableNotExistError,
-                               ViewAlreadyExistError, ViewNotExistError)
+                               OptionError, ViewAlreadyExistError, ViewNotExistError)
 from paimon_lab.io.file_io import check_name, check_new_table_name, join, normalize_path
 from paimon_lab.io.fs_options import filesystem_from_options
 from paimon_lab.operation.scan import FileStoreScan
@@ -563,6 +563,37 @@ class HiveTableSync(MetastoreSync):
         default = store.schema.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
         return [value_to_partition_string(v, f, default) for v, f in zip(codec.from_bytes(partition), codec.fields)]
 
+    def mark_done(self, store, spec: dict[str, str], action: str) -> None:
+        c = self.catalog
+        if action == "mark-event":
+            try:
+                c.client.call("markPartitionForEvent", self.database, self.table, dict(spec), 1)   # LOAD_DONE
+            except HiveMetastoreError as e:
+                if e.kind != NOT_FOUND:
+                    raise
+            return
+        if not _flag(store.schema.options, OPT_PARTITIONED):
+            raise OptionError(f"'partition.mark-done-action' = 'done-partition' needs '{OPT_PARTITIONED}' = 'true'")
+        done = {**spec}
+        last = list(done)[-1]
+        done[last] += ".done"
+        try:
+            c.client.call("get_partition", self.database, self.table, list(done.values()))
+            return   # already there
+        except HiveMetastoreError as e:
+            if e.kind != NOT_FOUND:
+                raise
+        hms = c._hms_table(self.database, self.table)
+        if hms is None:
+            raise TableNotExistError(f"{self.database}.{self.table}")
+        sd = c.types.StorageDescriptor(**vars(hms.sd))
+        sd.location = hms.sd.location + "/" + "/".join(
+            f"{escape_path_name(k)}={escape_path_name(v)}" for k, v in done.items()) + "/"
+        now = int(time.time())
+        c.client.call("add_partition", c.types.Partition(
+            values=list(done.values()), dbName=self.database, tableName=self.table, createTime=now,
+            lastAccessTime=now, sd=sd, parameters={}))
+
     def committed(self, store, added: Collection[bytes], removed: bool) -> None:
         schema = store.schema
         if not (_flag(schema.options, OPT_PARTITIONED) and schema.partition_keys):
@@ -573,7 +604,8 @@ class HiveTableSync(MetastoreSync):
             live = {e.partition for e in FileStoreScan(store).live_entries(snap)} if snap else set()
             wanted = {store.partition_codec.path(store.partition_codec.from_bytes(p)): p for p in live}
             present = set(c.client.call("get_partition_names", self.database, self.table, -1))
-            for name in sorted(present - set(wanted)):
+            # 'done-partition' marks are not data partitions (Java never drops them on a commit)
+            for name in sorted(n for n in present - set(wanted) if not n.endswith(".done")):
                 try:
                     c.client.call("drop_partition_by_name", self.database, self.table, name, False)
                 except HiveMetastoreError as e:

@@ -259,11 +259,14 @@ class RollingFileWriter:
     @classmethod
     def for_table(cls, file_io: FileIO, core, schema: pa.Schema, target_size: int, next_path,
                   file_columns: Sequence[str] | None = None,
-                  fields: Sequence[DataField] | None = None) -> "RollingFileWriter":
+                  fields: Sequence[DataField] | None = None, level: int | None = None) -> "RollingFileWriter":
         """A writer with a table's format options (``core``: its :class:`CoreOptions`);
-        ``fields``: the Paimon fields of the columns (for the field ids Parquet files carry)."""
-        fmt = core.file_format
-        compression, level = core.get("file.compression"), core.get("file.compression.zstd-level")
+        ``fields``: the Paimon fields of the columns (for the field ids Parquet files carry);
+        ``level``: the LSM level of a primary-key file ('file.format.per.level' and
+        'file.compression.per.level' pick its format and compression)."""
+        fmt = core.format_for_level(level)
+        compression = core.compression_for_level(level)
+        level = core.get("file.compression.zstd-level")
         if fmt == "parquet":  # Java: parquet.compression (and its zstd level) win over file.compression
             compression = core.get("parquet.compression") or compression
             level = core.get("parquet.compression.codec.zstd.level") or level

@@ -25,7 +25,7 @@ from paimon_lab.io.file_io import FileIO
 from paimon_lab.core.manifest import FILE_SOURCE_APPEND, DataFileMeta, creation_time_now
 from paimon_lab.core.stats import collect_stats, summary_min_max
 from paimon_lab.core.types import DataField, atomic
-from paimon_lab.errors import SchemaError
+from paimon_lab.errors import PaimonLabError, SchemaError
 
 if TYPE_CHECKING:
     from paimon_lab.core.options import CoreOptions
@@ -178,6 +178,16 @@ class KeyValueLayout:
             raise
 
 
+def _with_extension(next_path: Callable[[], str], default: str, fmt: str) -> Callable[[], str]:
+    """``next_path`` with its names' extension ``.<default>`` swapped for ``.<fmt>``."""
+    def path() -> str:
+        p = next_path()
+        if not p.endswith("." + default):
+            raise PaimonLabError(f"Data file path {p} does not end with the table's format '.{default}'")
+        return p[:-len(default)] + fmt
+    return path
+
+
 class KeyValueFileWriter:
     """Rolling KV data files at one level; metadata is computed as each file is finished."""
 
@@ -187,9 +197,12 @@ class KeyValueFileWriter:
         self.layout, self.options, self.level, self.file_source = layout, options, level, file_source
         self.indexer = indexer
         self.index_paths: list[str] = []
+        fmt = options.format_for_level(level)
+        if fmt != options.file_format:   # 'file.format.per.level': the name's extension is the level's format
+            next_path = _with_extension(next_path, options.file_format, fmt)
         self.rolling = RollingFileWriter.for_table(file_io, options, layout.arrow_schema,
                                                    target_size or options.target_file_size, next_path,
-                                                   [f.name for f in layout.file_fields], layout.file_fields)
+                                                   [f.name for f in layout.file_fields], layout.file_fields, level)
         self.metas: list[DataFileMeta] = []
         if indexer is None:   # a file index needs every row; the metadata needs only summaries
             self.rolling.summarize = self._summary

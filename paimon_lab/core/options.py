@@ -87,6 +87,32 @@ def _enum(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+def _level_map(parse_value: Callable[[str], str]) -> Callable[[str], dict[int, str]]:
+    """A per-level map such as '0:avro,3:parquet' (Java's map option syntax) as {level: value}."""
+    def parse(text: str) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for item in (i.strip() for i in str(text).split(",")):
+            if not item:
+                continue
+            level, colon, value = item.partition(":")
+            if not colon or not re.fullmatch(r"\d+", level.strip()):
+                raise ValueError(f"'{text}' is not a map of levels such as '0:avro,3:parquet' ('{item}')")
+            out[int(level)] = parse_value(value)
+        return out
+    return parse
+
+
+def _mark_done_actions(text: str) -> tuple[str, ...]:
+    """'partition.mark-done-action': a comma list of Java 0.9's actions."""
+    actions = tuple(a.strip().lower() for a in str(text).split(",") if a.strip())
+    for a in actions:
+        if a not in ("success-file", "done-partition", "mark-event"):
+            raise ValueError(f"'{a}' is not a mark-done action (success-file, done-partition, mark-event)")
+    if not actions:
+        raise ValueError("give at least one action (success-file, done-partition, mark-event)")
+    return actions
+
+
 def _positive_int(text: str) -> int:
     value = _parse_int(text)
     if value <= 0:
@@ -216,6 +242,7 @@ class Option:
 
 
 _FORMATS = _enum("parquet", "orc", "avro")
+_COMPRESSIONS = _enum("zstd", "snappy", "gzip", "lz4", "brotli", "none", "uncompressed", "lzo")
 _OPTIONS: list[Option] = [
     Option("bucket", -1, _parse_int, "Number of buckets; -1 is dynamic (PK) or bucket-unaware (append), -2 postpone (PK)."),
     Option("bucket-function.type", "default", _enum("default", "mod", "hive")),
@@ -227,9 +254,12 @@ _OPTIONS: list[Option] = [
     Option("postpone.target-size-per-bucket", 1 << 30, parse_memory,
            "Without a default bucket count or target rows: postponed bytes per bucket of a new partition."),
     Option("file.format", "parquet", _FORMATS, "Data file format."),
-    Option("file.compression", "zstd", _enum("zstd", "snappy", "gzip", "lz4", "brotli", "none",
-                                             "uncompressed", "lzo"), "Data file compression."),
+    Option("file.compression", "zstd", _COMPRESSIONS, "Data file compression."),
     Option("file.compression.zstd-level", 1, _parse_int),
+    Option("file.format.per.level", {}, _level_map(_FORMATS),
+           "Primary-key tables: the format of files written at a level, e.g. '0:avro,3:parquet' (others: 'file.format')."),
+    Option("file.compression.per.level", {}, _level_map(_COMPRESSIONS),
+           "Primary-key tables: the compression of files written at a level, e.g. '0:lz4,1:zstd'."),
     Option("parquet.enable.dictionary", None, _parse_bool,
            "Dictionary-encode every Parquet column (true) or none (false); unset: per column, "
            "no dictionary for columns whose values are almost all distinct (those are PLAIN)."),
@@ -262,6 +292,8 @@ _OPTIONS: list[Option] = [
     Option("manifest.full-compaction-threshold-size", 16 << 20, parse_memory),
     Option("metadata.stats-mode", "truncate(16)", _stats_mode),
     Option("commit.user-prefix", None, str),
+    Option("commit.force-compact", False, _parse_bool,
+           "Every commit waits for the compactions its writes started (overrides 'lookup-wait' = false)."),
     Option("commit.max-retries", 10, _non_negative_int),
     Option("commit.min-retry-wait", 10, parse_duration,
            "Wait after the first lost race for a snapshot id; doubled after each (with jitter)."),
@@ -341,6 +373,14 @@ _OPTIONS: list[Option] = [
            "lifts this commit's level-0 files before committing; false (Java's asynchronous lookup "
            "compaction) commits them in level 0 and lifts them with the next commit."),
     Option("changelog-producer.lookup-wait", True, _parse_bool, "Older name of 'lookup-wait'."),
+    Option("record-level.expire-time", None, parse_duration,
+           "Primary-key tables: compactions drop records whose time field is older than this."),
+    Option("record-level.time-field", None, str, "The time column of 'record-level.expire-time'."),
+    Option("record-level.time-field-type", "seconds-int", _enum("seconds-int", "millis-long"),
+           "Java 0.9: the time column is INT seconds or BIGINT milliseconds (unset: by its type)."),
+    Option("force-lookup", False, _parse_bool,
+           "Compact as tables that look keys up do (lift level 0 at every commit, fold older rows in), "
+           "without a lookup changelog."),
     Option("lookup-compact", "radical", _radical_only,
            "Only 'radical' (lift level 0 at every commit); Java's 'gentle' mode is not implemented."),
     Option("lookup-compact.max-interval", None, _parse_int,
@@ -386,6 +426,11 @@ _OPTIONS: list[Option] = [
     Option("sink.process-time-zone", None, _time_zone,
            "Time zone of commit times for process-time tags and batch tag names (default: the local zone)."),
     Option("sink.watermark-time-zone", "UTC", _time_zone, "Time zone of watermarks for watermark tags."),
+    Option("partition.end-input-to-done", False, _parse_bool,
+           "Mark the partitions a batch write wrote done after its commit ('partition.mark-done-action')."),
+    Option("partition.mark-done-action", ("success-file",), _mark_done_actions,
+           "What marking a partition done does: 'success-file' writes its _SUCCESS file; 'done-partition' "
+           "and 'mark-event' (Hive catalog) register '<last value>.done' / a LOAD_DONE event in the metastore."),
     Option("partition.expiration-time", None, parse_duration,
            "Drop a partition once it is older than this (on commit and by CALL sys.expire_partitions)."),
     Option("partition.expiration-check-interval", 3_600_000, parse_duration,
@@ -528,6 +573,15 @@ class CoreOptions:
     @property
     def file_format(self) -> str:
         return self.get("file.format")
+
+    def format_for_level(self, level: int | None) -> str:
+        """The format of a primary-key file written at ``level`` (None: an append table's file)."""
+        return self.get("file.format.per.level").get(level, self.file_format) if level is not None else self.file_format
+
+    def compression_for_level(self, level: int | None) -> str:
+        """The compression of a primary-key file written at ``level`` (None: an append table's file)."""
+        default = self.get("file.compression")
+        return self.get("file.compression.per.level").get(level, default) if level is not None else default
 
     @property
     def target_file_size(self) -> int:

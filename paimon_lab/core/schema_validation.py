@@ -55,7 +55,10 @@ def validate_table_schema(schema) -> None:
     """Refuse what Java's schema validation refuses in ``schema`` (a
     :class:`~paimon_lab.core.schema.TableSchema`, which imports this module)."""
     _validate_names_and_keys(schema)
-    if schema.core.get("file.format") == "avro":
+    formats = {schema.core.get("file.format")}
+    if schema.primary_keys:   # their files take the format of their level
+        formats.update(schema.core.get("file.format.per.level").values())
+    if "avro" in formats:
         for f in schema.fields:
             _check_avro_type(f.name, f.type)
     _validate_startup(schema.options)

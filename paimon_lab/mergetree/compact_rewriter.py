@@ -22,6 +22,7 @@ from paimon_lab.core.key_value import DELETE, UPDATE_BEFORE
 from paimon_lab.utils.arrow import semi_join
 
 if TYPE_CHECKING:
+    from paimon_lab.mergetree.record_expire import RecordExpire
     from paimon_lab.store.file_store import FileStore
 
 
@@ -41,10 +42,10 @@ def folds_upper_levels(core) -> bool:
     """Whether a table's lookup compaction writes each key's merged value into the level it lifts
     level 0 to, so a key's newest row above level 0 already holds everything older (Java wraps
     such tables' merge function in ``LookupMergeFunction``, for compactions and reads alike):
-    ``changelog-producer`` = lookup without deletion vectors (which mark older rows deleted
-    instead), any merge engine but first-row (whose lookup keeps first rows only)."""
-    return core.get("changelog-producer") == "lookup" and not core.get("deletion-vectors.enabled") \
-        and core.get("merge-engine") != "first-row"
+    ``changelog-producer`` = lookup or ``force-lookup``, without deletion vectors (which mark
+    older rows deleted instead), any merge engine but first-row (whose lookup keeps first rows only)."""
+    return (core.get("changelog-producer") == "lookup" or core.get("force-lookup")) \
+        and not core.get("deletion-vectors.enabled") and core.get("merge-engine") != "first-row"
 
 
 def newest_upper(keys: list[str], parts: list[tuple[int, pa.Table]]) -> list[tuple[int, pa.Table]]:
@@ -77,8 +78,10 @@ def _in_range(column: str, key_range: tuple) -> pc.Expression | None:
 class BucketFiles:
     """Reads the KV files of one partition and bucket of a table."""
 
-    def __init__(self, store: "FileStore", layout: KeyValueLayout, partition: bytes, bucket: int):
+    def __init__(self, store: "FileStore", layout: KeyValueLayout, partition: bytes, bucket: int,
+                 expire: "RecordExpire | None" = None):
         self.store, self.layout = store, layout
+        self.expire = expire   # a compaction's reads: expired records left out
         self.partition, self.bucket = partition, bucket
         self.directory = store.bucket_path(partition, bucket)
         self.folded = folds_upper_levels(store.schema.core)
@@ -94,6 +97,8 @@ class BucketFiles:
         In a lookup-folded table (:func:`folds_upper_levels`) a key's rows above level 0 are only
         those of its lowest level there (:func:`newest_upper`)."""
         parts = [(f.level, self.read_file(f, dvs, key_range)) for f in files]
+        if self.expire is not None:
+            parts = [(level, self.expire.apply(t)) for level, t in parts]
         parts += [(level, self._in_range(t, key_range)) for level, t in looked_up]
         if self.folded:
             parts = newest_upper(self.layout.key_columns, parts)

@@ -9,9 +9,9 @@ rewritten together, up to the next upgraded file. Three rewriters decide how an 
 - plain tables: by metadata only;
 - ``changelog-producer`` = full-compaction: by metadata; into the top level the file's rows are
   read too, as they become +I changelog;
-- lookup tables (``changelog-producer`` = lookup, deletion vectors, the first-row engine): an
-  upper-level file by metadata only. A level-0 file's keys are looked up in the levels above
-  (their changelog, and the deletion vectors of their older rows) and the file is moved by
+- lookup tables (``changelog-producer`` = lookup, deletion vectors, the first-row engine,
+  ``force-lookup``): an upper-level file by metadata only. A level-0 file's keys are looked up
+  in the levels above (their changelog, and the deletion vectors of their older rows) and the file is moved by
   metadata where its rows stay what a merge would give: into the top level (nothing above it to
   merge with), or for the deduplicate engine without ``sequence.field`` (the newest row wins
   whatever is above). Otherwise, and for a file with deletes in a deletion-vector table (its
@@ -63,7 +63,7 @@ class UpgradeRules:
             if dv or engine == "first-row":
                 return None
             return UpgradeRules("full-compaction", max_level, min_size)
-        if producer == "lookup" or dv or engine == "first-row":
+        if producer == "lookup" or dv or engine == "first-row" or core.get("force-lookup"):
             return UpgradeRules("lookup", max_level, min_size, dv,
                                 engine == "deduplicate" and not core.get("sequence.field"))
         return UpgradeRules("plain", max_level, min_size)

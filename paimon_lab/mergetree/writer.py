@@ -32,6 +32,7 @@ from paimon_lab.mergetree.compact_rewriter import (BucketFiles, CompactRewriter,
                                                   drop_retracts, merge_order, merge_sorted, newest_upper)
 from paimon_lab.utils.arrow import semi_join
 from paimon_lab.mergetree.levels import Levels
+from paimon_lab.mergetree.record_expire import RecordExpire
 from paimon_lab.mergetree.lookup_files import POSITION, LookupFiles
 from paimon_lab.mergetree.compact_strategy import force_level0_unit
 from paimon_lab.mergetree.upgrade import CHANGELOG, REWRITE, UPGRADE, UpgradeRules, compaction_steps
@@ -76,6 +77,7 @@ class BucketWriteContext(Protocol):
     dv_enabled: bool
     lookup_files: LookupFiles | None
     spill_directory: SpillDirectory
+    record_expire: RecordExpire | None
 
     def deletion_vectors(self, partition: bytes, bucket: int) -> tuple: ...
 
@@ -89,7 +91,7 @@ class MergeTreeWriter:
         t = owner.store
         self.partition, self.bucket = partition, bucket
         self.layout = owner.layout
-        self.files = BucketFiles(t, self.layout, partition, bucket)
+        self.files = BucketFiles(t, self.layout, partition, bucket, owner.record_expire)
         self.data_namer = owner.data_namer.for_bucket(partition, bucket)
         self.changelog_namer = owner.changelog_namer.for_bucket(partition, bucket)
         self.index_namer = owner.index_namer.for_bucket(partition, bucket)
@@ -297,10 +299,11 @@ class MergeTreeWriter:
             before_top = drop_retracts(self.files.read([f for f in files if f.level == output_level], self.dvs))
         level0 = [f for f in files if f.level == 0]
         looked_up: list[tuple[int, pa.Table]] = []
-        if owner.changelog_producer == "lookup" and level0:
+        if level0 and (owner.changelog_producer == "lookup" or self.files.folded):
             level0_kv = self.files.read(level0, self.dvs)
             older, looked_up = self._lookup_older(level0_kv, unit)
-            self._lookup_changelog(level0_kv, older, output_level)
+            if owner.changelog_producer == "lookup":
+                self._lookup_changelog(level0_kv, older, output_level)
         if owner.merge_fn.engine == "first-row" and level0:
             merged, written = self._first_row_lift(files, level0, output_level, drop_delete)
         else:
@@ -409,7 +412,17 @@ class MergeTreeWriter:
 
     def _look_up(self, files: list[DataFileMeta], kv: pa.Table) -> list[tuple[DataFileMeta, pa.Table]]:
         """The rows of ``files`` (deletion vectors applied) whose keys occur in ``kv``, per file,
-        with their positions: from the local lookup files, without reading the data files whole."""
+        with their positions: from the local lookup files, without reading the data files whole.
+        Expired records (record-level expiration) are not found, but in first-row tables (Java
+        looks those up with a reader of its own)."""
+        hits = self._look_up_all(files, kv)
+        expire = self.owner.record_expire
+        if expire is None or self.owner.merge_fn.engine == "first-row":
+            return hits
+        hits = [(f, expire.apply(rows)) for f, rows in hits]
+        return [(f, rows) for f, rows in hits if rows.num_rows]
+
+    def _look_up_all(self, files: list[DataFileMeta], kv: pa.Table) -> list[tuple[DataFileMeta, pa.Table]]:
         if not files or kv.num_rows == 0:
             return []
         keys = self.layout.key_columns

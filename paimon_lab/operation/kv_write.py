@@ -21,6 +21,7 @@ from paimon_lab.utils.parallel import thread_map
 from paimon_lab.store.commit_message import CommitMessage
 from paimon_lab.operation.write_input import group_indices, group_rows, to_arrow_table
 from paimon_lab.core.key_value import ROW_KIND_COLUMN, VALUE_KIND, KeyValueLayout, parse_row_kinds
+from paimon_lab.mergetree.record_expire import RecordExpire
 from paimon_lab.mergetree.compact_rewriter import BucketFiles
 from paimon_lab.utils.arrow import semi_join, take_ascending
 from paimon_lab.mergetree.compact_strategy import UniversalCompaction
@@ -76,7 +77,10 @@ class KeyValueFileStoreWrite:
         self.compact_at_commit = needs_lookup(core)
         # the local sorted copies of data files that level-0 lifts look keys up in
         self.lookup_files = LookupFiles(store, self.layout) if self.compact_at_commit else None
-        self.lookup_wait = core.get("lookup-wait" if "lookup-wait" in core.raw else "changelog-producer.lookup-wait")
+        self.record_expire = RecordExpire.of(core, self.layout.value_fields)
+        # 'commit.force-compact': the commit waits for the compaction, as if 'lookup-wait' were true
+        self.lookup_wait = core.get("lookup-wait" if "lookup-wait" in core.raw else "changelog-producer.lookup-wait") \
+            or core.get("commit.force-compact")
         trigger = core.get("num-sorted-run.compaction-trigger")
         self.num_levels = store.num_levels
         self.strategy = UniversalCompaction(core.get("compaction.max-size-amplification-percent"),

@@ -132,7 +132,7 @@ class TableWrite:
         if first is not None and second is None and any(m.compacted for m in messages):
             self.snapshot_id = self._catch_up_compaction() or self.snapshot_id
         if self.snapshot_id is not None:
-            after_commit(store)  # tags, partition and snapshot expiration, as Paimon's committers do
+            after_commit(store, messages=messages)  # tags, expirations, marking partitions done
         return self.snapshot_id
 
     def _catch_up_compaction(self, attempts: int = 3) -> int | None:

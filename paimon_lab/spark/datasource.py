@@ -544,7 +544,7 @@ def commit_messages(table: Table, commit_user: str, tasks: list[PaimonCommitMess
     sid = first if first is not None else second
     _compact_after_commit(table, commit_user, {(m.partition, m.bucket) for m in messages if m.new_files}, kw)
     if sid is not None:
-        after_commit(table.store, **kw)  # tags, partition and snapshot expiration, as Paimon's committers do
+        after_commit(table.store, messages=messages, **kw)  # tags, expirations, marking partitions done
     return sid
 
 

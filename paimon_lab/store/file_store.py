@@ -41,9 +41,9 @@ def branch_path(table_path: str, branch: str) -> str:
 
 def needs_lookup(core: CoreOptions) -> bool:
     """Tables whose commits lift level 0 into the upper levels (lookup changelog, deletion vectors,
-    first-row): Java's ``needLookup``."""
+    first-row, 'force-lookup'): Java's ``needLookup``."""
     return (core.get("changelog-producer") == "lookup" or core.get("deletion-vectors.enabled")
-            or core.get("merge-engine") == "first-row")
+            or core.get("merge-engine") == "first-row" or core.get("force-lookup"))
 
 
 def batch_scan_skips_level0(core: CoreOptions) -> bool:

@@ -19,5 +19,11 @@ class MetastoreSync:
         """A snapshot was committed: ``added`` partitions (binary rows) received files; when
         ``removed``, files were deleted and some partitions may be empty now."""
 
+    def mark_done(self, store: Any, spec: dict[str, str], action: str) -> None:
+        """Mark a partition done in the metastore: ``action`` 'done-partition' (register the
+        partition whose last value has '.done' appended) or 'mark-event' (a LOAD_DONE event);
+        ``spec``: every partition key's value as text, in key order."""
+        raise NotImplementedError
+
 
 __all__ = ["MetastoreSync"]

@@ -39,6 +39,11 @@ CASES = {
                                 UPSERTS + [DELETES], False),
     "first-row-lookup": ({"changelog-producer": "lookup", "merge-engine": "first-row"}, UPSERTS, False),
     "lookup-close-sizes": ({"changelog-producer": "lookup"}, CLOSE, False),
+    "force-lookup": ({"force-lookup": "true"}, UPSERTS + [DELETES], False),
+    # the lifted rows (v NULL: no update) fold in the rows below, or reads lose 'a...'
+    "force-lookup-partial-update": ({"force-lookup": "true", "merge-engine": "partial-update"},
+                                    [UPSERTS[0], (_rows(range(25, 275), "b").set_column(1, "v", pa.nulls(250, pa.string())),
+                                                  None), (_rows(range(270, 280), "c"), None)], False),
     "deletion-vectors-close-sizes": ({"deletion-vectors.enabled": "true"}, CLOSE, False),
     "full-compaction": ({"changelog-producer": "full-compaction"},
                         [(_rows(range(990), "a"), None), (_rows(range(3000, 3020), "b"), None),

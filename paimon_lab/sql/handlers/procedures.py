@@ -393,6 +393,24 @@ def _drop_partition(c: Call):
     return _result(["Success"])
 
 
+def _mark_partition_done(c: Call):
+    table = c.table()
+    specs = [s for s in str(c.args.get("partitions") or "").split(";") if s.strip()]
+    if not specs:
+        raise c.error("give the partitions, as 'k=v[,k=v][;k=v...]'")
+    parts = []
+    for spec in specs:
+        part = {}
+        for kv in spec.split(","):
+            if "=" not in kv:
+                raise c.error(f"partition spec '{spec}' must be k=v[,k=v]")
+            k, v = kv.split("=", 1)
+            part[k.strip()] = v.strip()
+        parts.append(part)
+    table.mark_partitions_done(parts)
+    return _result(["Success"])
+
+
 def _compact_manifest(c: Call):
     table = c.table()
     for key in ("manifest_sort_enabled", "manifest_sort_partition_field", "manifest_sort_max_rewrite_size"):
@@ -443,6 +461,7 @@ PROCEDURES: dict[str, tuple[Callable[[Call], pa.Table], list[str]]] = {
     "clear_consumers": (_clear_consumers, ["table", "including_consumers", "excluding_consumers"]),
     "trigger_tag_automatic_creation": (_trigger_tag_automatic_creation, ["table"]),
     "drop_partition": (_drop_partition, ["table", "*partitions"]),
+    "mark_partition_done": (_mark_partition_done, ["table", "partitions"]),
     "compact_manifest": (_compact_manifest, ["table", "options", "dry_run", "manifest_sort_enabled",
                                              "manifest_sort_partition_field", "manifest_sort_max_rewrite_size"]),
 }
