@@ -84,3 +84,19 @@ def test_metastore_actions_need_a_hive_catalog(lab):
     t = _table(lab, **{"partition.mark-done-action": "success-file,done-partition"})
     with pytest.raises(OptionError, match="Hive catalog"):
         t.mark_partitions_done([{"dt": "2024-01-01", "hh": 1}])
+
+
+def test_a_write_whose_partitions_cannot_be_marked_fails_before_it_commits(lab):
+    t = lab.create_table("db.ev", SCHEMA, partition_keys=["dt"], options={
+        "partition.end-input-to-done": "true", "partition.mark-done-action": "success-file,done-partition"})
+    with pytest.raises(OptionError, match="Hive catalog"):
+        t.write(pa.table({"id": [1], "dt": ["a"], "hh": pa.array([1], pa.int32())}))
+    assert t.latest_snapshot() is None       # nothing committed: retrying cannot write the rows twice
+
+
+def test_specs_name_leading_keys_and_write_values_as_directories_do(lab):
+    t = _table(lab)
+    with pytest.raises(DataValidationError, match="first keys"):
+        t.mark_partitions_done([{"hh": 1}])
+    assert t.mark_partitions_done([{"dt": "2024-01-03", "hh": None}]) == ["dt=2024-01-03/hh=__DEFAULT_PARTITION__"]
+    assert os.path.exists(os.path.join(t.path, "dt=2024-01-03/hh=__DEFAULT_PARTITION__/_SUCCESS"))

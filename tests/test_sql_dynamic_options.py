@@ -141,3 +141,20 @@ def test_table_copy(tmp_path):
         t.copy({"bucket": "2"})
     with pytest.raises(OptionError, match="'merge-engine' cannot be changed"):
         t.copy({"merge-engine": "first-row"})
+
+
+def test_dynamic_options_cannot_remove_fixed_options_or_set_refused_ones(s, tmp_path):
+    t = Catalog(str(tmp_path)).get_table("default.t")
+    with pytest.raises(OptionError, match="'bucket' cannot be changed"):
+        t.copy({"bucket": None})       # a removal is a change: the writer would pick buckets anew
+    agg = Catalog(str(tmp_path)).create_table(
+        "default.agg", pa.schema([pa.field("k", pa.int64(), nullable=False), ("a", pa.int64())]), primary_keys=["k"],
+        options={"bucket": "1", "merge-engine": "aggregation", "fields.a.aggregate-function": "sum"})
+    with pytest.raises(OptionError, match="'merge-engine' cannot be changed"):
+        agg.copy({"merge-engine": None})
+    with pytest.raises(OptionError, match="file.block-size"):
+        t.copy({"file.block-size": "1 mb"})     # refused at create: refused here too, not ignored
+    with pytest.raises(SqlError, match="sequence.field.sort-order"):
+        s.run("SELECT * FROM t /*+ OPTIONS('sequence.field.sort-order'='descending') */")
+    with pytest.raises(SqlError, match="file.block-size"):
+        s.run("INSERT INTO t /*+ OPTIONS('file.block-size'='1 mb') */ VALUES (9, 'z')")

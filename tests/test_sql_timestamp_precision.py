@@ -42,8 +42,12 @@ def test_sql_insert_truncates_to_the_columns_precision(s, tmp_path):
     s.run(f"INSERT INTO t VALUES (2, {', '.join([repr('2024-01-01 10:00:00.987654')] * len(COLUMNS))})")
     s.run(f"INSERT INTO t VALUES (3, {', '.join([repr('1969-12-31 23:59:59.987654')] * len(COLUMNS))})")
     rows = Catalog(str(tmp_path)).get_table("default.t").to_arrow().sort_by("id").to_pylist()
-    assert [_micros(r) for r in rows] == [EXPECTED] * 3
-    assert all(r["a"].second == 0 for r in rows[:2]) and rows[2]["a"].second == 59  # never rounded up
+    assert [_micros(r) for r in rows[:2]] == [EXPECTED] * 2
+    assert all(r["a"].second == 0 for r in rows[:2])  # never rounded up
+    # before 1970, Java's DateTimeUtils.truncate: below the millisecond toward the earlier time,
+    # then (p < 3) the epoch millis (-13) toward zero: -10 for p = 2, 0 for p = 0
+    assert _micros(rows[2]) == {**EXPECTED, "b": 990000, "l2": 990000}
+    assert rows[2]["a"] == dt.datetime(1970, 1, 1) and rows[2]["c"].second == 59
 
 
 def test_table_write_truncates_to_the_columns_precision(s, tmp_path):
@@ -75,3 +79,9 @@ def test_cast_to_string_shows_exactly_p_digits(s):
                    "l5": "2024-01-01 10:00:00.25000", "cat": "2024-01-01 10:00:00.000|2024-01-01 10:00:00.000",
                    "c6": "2024-01-01 10:00:00.000000", "c2": "2024-01-01 10:00:00.00", "lit": "2024-01-01 10:00:00.10",
                    "i": "1"}
+
+
+def test_a_null_timestamp_casts_to_null(s):
+    s.run("INSERT INTO t (id) VALUES (2)")
+    row = s.run("SELECT CAST(c AS STRING) c, c || 'x' AS cat, CAST(a AS STRING) a FROM t").to_pylist()[0]
+    assert row == {"c": None, "cat": None, "a": None}

@@ -218,21 +218,24 @@ def with_dynamic_options(schema: TableSchema, dynamic: dict[str, str | None]) ->
         return schema
     options = dict(schema.options)
     for key, value in dynamic.items():
-        if value is None:
-            options.pop(key, None)
-            continue
-        value = str(value)
-        entry = registry_entry(key)
-        if entry is not None and entry.status != REFUSED:
-            validate_options({key: value})  # the value parses as the option's type
-        if options.get(key) != value:
+        if value is not None:
+            value = str(value)
+            entry = registry_entry(key)
+            if entry is not None and entry.status == REFUSED:
+                raise entry.refusal(key)    # accepted here it would be ignored
+            if entry is not None:
+                validate_options({key: value})  # the value parses as the option's type
+        if options.get(key) != value:       # a removal is a change too
             if key in _IMMUTABLE:
                 raise OptionError(f"Option '{key}' cannot be changed by dynamic options: it is fixed when the "
                                   "table is created")
             if key == "bucket":
                 raise OptionError("Option 'bucket' cannot be changed by dynamic options (rescale the table's "
                                   "buckets with ALTER TABLE and a compaction)")
-        options[key] = value
+        if value is None:
+            options.pop(key, None)
+        else:
+            options[key] = value
     merged = replace(schema, options=options)
     _validate(merged)
     return merged

@@ -213,17 +213,26 @@ _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
 def truncate_timestamps(column: "pa.Array | pa.ChunkedArray", precision: int) -> "pa.Array | pa.ChunkedArray":
-    """Timestamps with the digits below ``precision`` dropped (toward the earlier time), as Flink
-    casts a value into a TIMESTAMP(p) / TIMESTAMP_LTZ(p) column and Java stores it; the unit stays."""
+    """Timestamps with the digits below ``precision`` dropped, as Java's ``DateTimeUtils.truncate``
+    (Flink's cast into a TIMESTAMP(p) / TIMESTAMP_LTZ(p) column): below the millisecond toward the
+    earlier time, and for p < 3 the epoch milliseconds toward zero; the unit stays."""
     digits = _UNIT_DIGITS[column.type.unit]
     if precision >= digits:
         return column
-    factor = 10 ** (digits - precision)
     ints = pc.cast(column, pa.int64())
-    back = pc.multiply(pc.divide(ints, factor), factor)  # integer division rounds toward zero
-    early = pc.and_(pc.less(ints, 0), pc.not_equal(back, ints))
-    floored = pc.subtract(back, pc.if_else(early, factor, 0))
-    return pc.cast(floored, column.type)
+
+    def toward_zero(values, factor: int):
+        return pc.multiply(pc.divide(values, factor), factor)   # Arrow's integer division does
+
+    def floor(values, factor: int):
+        back = toward_zero(values, factor)
+        return pc.subtract(back, pc.if_else(pc.and_(pc.less(values, 0), pc.not_equal(back, values)), factor, 0))
+
+    out = floor(ints, 10 ** (digits - max(precision, 3))) if digits > 3 else ints
+    if precision < 3:
+        to_millis = 10 ** max(digits - 3, 0)
+        out = pc.multiply(toward_zero(pc.divide(out, to_millis), 10 ** (3 - precision)), to_millis)
+    return pc.cast(out, column.type)
 
 def atomic(root: str, nullable: bool = True, **params: int) -> AtomicType:
     """Build an atomic type, filling Paimon's default length/precision/scale."""

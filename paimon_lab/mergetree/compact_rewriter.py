@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -19,7 +20,8 @@ from paimon_lab.core.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_lab.core.key_value import (INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, VALUE_KIND, KeyValueLayout,
                                      is_retract)
 from paimon_lab.core.key_value import DELETE, UPDATE_BEFORE
-from paimon_lab.utils.arrow import semi_join
+from paimon_lab.mergetree.key_groups import group_starts
+from paimon_lab.utils.arrow import semi_join, sort_indices_nulls_first, values_equal
 
 if TYPE_CHECKING:
     from paimon_lab.mergetree.record_expire import RecordExpire
@@ -63,6 +65,21 @@ def newest_upper(keys: list[str], parts: list[tuple[int, pa.Table]]) -> list[tup
         held += [t.select(keys) for lv, t in parts if lv == level and t.num_rows]
     return [(level, semi_join(t, below[level], keys, anti=True) if level in below and t.num_rows else t)
             for level, t in parts]
+
+
+def latest_upper(keys: list[str], parts: list[tuple[int, pa.Table]]) -> list[tuple[int, pa.Table]]:
+    """Java's ``LookupMergeFunction`` on files whose levels say nothing of their rows' age
+    (changelog files take the level of the compaction that wrote them): every row at level 0, and
+    above it only each key's latest row (the highest sequence number)."""
+    upper = [t for level, t in parts if level > 0 and t.num_rows]
+    if len(upper) < 2:
+        return parts
+    rows = pa.concat_tables(upper)
+    order = sort_indices_nulls_first(rows, list(keys) + [SEQUENCE_NUMBER])
+    ordered = rows.take(order)
+    last = np.ones(ordered.num_rows, dtype=bool)
+    last[:-1] = group_starts(ordered, keys)[1:]
+    return [(level, t) for level, t in parts if level <= 0] + [(1, ordered.filter(pa.array(last)))]
 
 
 def _in_range(column: str, key_range: tuple) -> pc.Expression | None:
@@ -144,8 +161,8 @@ def diff_changelog(layout: KeyValueLayout, before: pa.Table, after: pa.Table, ro
     """
     keys = layout.key_columns
     values = layout.value_names
-    b = before.append_column("__pos_b", pa.array(range(before.num_rows), pa.int64()))
-    a = after.append_column("__pos_a", pa.array(range(after.num_rows), pa.int64()))
+    b = before.append_column("__pos_b", pa.array(np.arange(before.num_rows, dtype=np.int64)))
+    a = after.append_column("__pos_a", pa.array(np.arange(after.num_rows, dtype=np.int64)))
     joined = a.select(keys + ["__pos_a"]).join(b.select(keys + ["__pos_b"]), keys=keys, join_type="full outer")
     pos_a, pos_b = joined.column("__pos_a"), joined.column("__pos_b")
     only_a = pc.and_(pc.is_valid(pos_a), pc.is_null(pos_b))
@@ -154,12 +171,10 @@ def diff_changelog(layout: KeyValueLayout, before: pa.Table, after: pa.Table, ro
     both_a = pc.filter(pos_a, both)
     both_b = pc.filter(pos_b, both)
     if row_deduplicate and len(both_a):
-        same = None
+        same = np.ones(len(both_a), dtype=bool)
         for c in values:
-            eq = pc.fill_null(pc.equal(after.column(c).take(both_a), before.column(c).take(both_b)), False)
-            eq = pc.or_(eq, pc.and_(pc.is_null(after.column(c).take(both_a)), pc.is_null(before.column(c).take(both_b))))
-            same = eq if same is None else pc.and_(same, eq)
-        keep = pc.invert(same)
+            same &= values_equal(after.column(c).take(both_a), before.column(c).take(both_b))
+        keep = pa.array(~same)
         both_a, both_b = pc.filter(both_a, keep), pc.filter(both_b, keep)
 
     def with_kind(t: pa.Table, positions, kind: int) -> pa.Table:

@@ -15,10 +15,11 @@ from paimon_lab.core.manifest import ADD, ManifestEntry
 from paimon_lab.core.schema import POSTPONE_BUCKET, is_postpone
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.errors import ArgumentError, SnapshotNotExistError
-from paimon_lab.mergetree.compact_rewriter import BucketFiles, merge_order, merge_sorted
+from paimon_lab.mergetree.compact_rewriter import BucketFiles, concat_kv, latest_upper, merge_order, merge_sorted
 from paimon_lab.mergetree.merge_engine import merge_function_of
 from paimon_lab.operation.scan import DataSplit, FileStoreScan
 from paimon_lab.operation.split_read import TableRead
+from paimon_lab.utils.arrow import values_equal
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -153,16 +154,22 @@ def incremental_changes(store: "FileStore", start: int, end: int, columns: Seque
     if not pk:
         parts = [_changed_rows(store, e, names) for entries in groups.values() for e in entries]
     else:
-        parts = [_merged_rows(store, partition, bucket, [e.file for e in entries], names)
+        parts = [_merged_rows(store, partition, bucket, [e.file for e in entries], names, mode == "changelog")
                  for (partition, bucket), entries in groups.items()]
     parts = [p for p in parts if p.num_rows]
     return pa.concat_tables(parts).cast(out_schema) if parts else out_schema.empty_table()
 
 
-def _merged_rows(store: "FileStore", partition: bytes, bucket: int, files: list, names: list[str]) -> pa.Table:
+def _merged_rows(store: "FileStore", partition: bytes, bucket: int, files: list, names: list[str],
+                 changelog: bool) -> pa.Table:
     """One bucket's files merged by key (a lone row per key kept as written, as Java's reader)."""
     layout = store.kv_layout
-    kv = BucketFiles(store, layout, partition, bucket).read(merge_order(files))
+    reader = BucketFiles(store, layout, partition, bucket)
+    if changelog and reader.folded:     # a changelog file's level is not its age
+        parts = [(f.level, reader.read_file(f, None, None)) for f in merge_order(files)]
+        kv = concat_kv([t for _, t in latest_upper(layout.key_columns, parts)], layout.arrow_schema)
+    else:
+        kv = reader.read(merge_order(files))
     if len(files) > 1:
         kv = merge_sorted(layout, merge_function_of(store), kv)
     labels = pa.array(list(KIND_NAMES.values()), pa.string())
@@ -216,20 +223,18 @@ def _bucket_diff(store: "FileStore", key: tuple[bytes, int], before: tuple, afte
         merged.append(merge_sorted(layout, merge_fn, kv) if len(files) > 1 else kv)
     b, a = merged
     keys = layout.key_columns
-    joined = a.select(keys).append_column("__a", pa.array(range(a.num_rows), pa.int64())).join(
-        b.select(keys).append_column("__b", pa.array(range(b.num_rows), pa.int64())), keys=keys,
+    joined = a.select(keys).append_column("__a", pa.array(np.arange(a.num_rows, dtype=np.int64))).join(
+        b.select(keys).append_column("__b", pa.array(np.arange(b.num_rows, dtype=np.int64))), keys=keys,
         join_type="full outer")
     pos_a, pos_b = joined.column("__a").combine_chunks(), joined.column("__b").combine_chunks()
     changed = pc.is_null(pos_b).to_numpy(zero_copy_only=False).copy()      # keys only after
     both = np.flatnonzero(pc.and_(pc.is_valid(pos_a), pc.is_valid(pos_b)).to_numpy(zero_copy_only=False))
     if len(both):
         ia, ib = pos_a.take(both), pos_b.take(both)
-        same = None
+        same = np.ones(len(both), dtype=bool)
         for c in layout.value_names:
-            x, y = a.column(c).take(ia), b.column(c).take(ib)
-            eq = pc.or_(pc.fill_null(pc.equal(x, y), False), pc.and_(pc.is_null(x), pc.is_null(y)))
-            same = eq if same is None else pc.and_(same, eq)
-        changed[both] = pc.invert(same).to_numpy(zero_copy_only=False)
+            same &= values_equal(a.column(c).take(ia), b.column(c).take(ib))
+        changed[both] = ~same
     labels = pa.array(list(KIND_NAMES.values()), pa.string())
     rows_a = a.take(pos_a.filter(pa.array(changed)))
     out_a = rows_a.select(names).add_column(0, "rowkind", labels.take(rows_a.column(VALUE_KIND).cast(pa.int32())))

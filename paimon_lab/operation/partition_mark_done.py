@@ -26,15 +26,22 @@ SUCCESS_FILE = "_SUCCESS"
 
 
 def _spec_text(store: "FileStore", spec: dict[str, Any]) -> dict[str, str]:
-    """A partition spec's given keys, in the table's partition order, values as text."""
+    """A partition spec's keys (a leading part of the table's partition keys), values as the
+    directory names write them (None: the default partition name)."""
     keys = list(store.partition_keys)
     unknown = [k for k in spec if k not in keys]
     if unknown:
         raise DataValidationError(f"{unknown} are not partition keys of the table; they are {keys}")
-    text = {k: str(spec[k]) for k in keys if spec.get(k) is not None}
-    if not text:
+    given = [k for k in keys if k in spec]
+    if not given:
         raise DataValidationError(f"The partition spec {spec} names no partition key of {keys}")
-    return text
+    if given != keys[:len(given)]:
+        raise DataValidationError(f"A partition spec gives the first keys of {keys} (a partition or a parent "
+                                  f"directory of partitions), not {given}")
+    codec = store.partition_codec
+    fields = {f.name: f for f in codec.fields}
+    return {k: spec[k] if isinstance(spec[k], str) and spec[k].strip() else
+            value_to_partition_string(spec[k], fields[k], codec.default_name, codec.legacy) for k in given}
 
 
 def _path(spec: dict[str, str]) -> str:
@@ -87,11 +94,21 @@ def mark_done_at_end_input(store: "FileStore", messages: Sequence["CommitMessage
     return [_path(spec) for spec in specs]
 
 
-def _run_actions(store: "FileStore", specs: Sequence[dict[str, str]]) -> None:
+def check_mark_done_actions(store: "FileStore") -> None:
+    """Refuse mark-done actions this table cannot run, before anything is written (as Java fails
+    when it creates them, not after a commit)."""
     actions = store.schema.core.get("partition.mark-done-action")
     metastore = [a for a in actions if a != "success-file"]
     if metastore and store.metastore is None:
         raise OptionError(f"'partition.mark-done-action' {metastore} needs a table of a Hive catalog (a metastore)")
+    if "done-partition" in actions and \
+            str(store.schema.options.get("metastore.partitioned-table", "false")).lower() != "true":
+        raise OptionError("'partition.mark-done-action' = 'done-partition' needs 'metastore.partitioned-table' = 'true'")
+
+
+def _run_actions(store: "FileStore", specs: Sequence[dict[str, str]]) -> None:
+    check_mark_done_actions(store)
+    actions = store.schema.core.get("partition.mark-done-action")
     for spec in specs:
         for action in actions:
             if action == "success-file":

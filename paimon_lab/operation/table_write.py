@@ -19,6 +19,7 @@ from paimon_lab.operation.append_write import AppendWriter
 from paimon_lab.operation.commit import FileStoreCommit, retry_wait
 from paimon_lab.operation.compact import compact
 from paimon_lab.operation.maintenance import after_commit
+from paimon_lab.operation.partition_mark_done import check_mark_done_actions
 from paimon_lab.operation.kv_write import KeyValueFileStoreWrite
 from paimon_lab.operation.postpone import PostponeBucketWrite
 from paimon_lab.store.commit_message import CommitMessage
@@ -79,6 +80,8 @@ class TableWrite:
         # None: the table's 'dynamic-partition-overwrite'; False: an overwrite replaces the whole
         # table (or the given partitions), as Spark's static partitionOverwriteMode does.
         self.dynamic_partition_overwrite: bool | None = None
+        if store.schema.core.get("partition.end-input-to-done") and store.partition_keys:
+            check_mark_done_actions(store)   # not after the commit: a failed mark would look like a failed write
         self._writer = new_store_write(store, self.commit_user, ignore_previous_files=overwrite not in (False, None),
                                        file_uuid=file_uuid)
         self.snapshot_id: int | None = None

@@ -96,6 +96,11 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
         key = "scan.tag-name" if table.tag_manager.exists(version_text) or not version_text.strip().isdigit() \
             else "scan.snapshot-id"
         dynamic[key] = version_text
+    # Read by _scan_target below (as table options paimon-lab refuses them): the copy checks
+    # 'scan.timestamp' as the millis it names and leaves the timestamp range out.
+    if "scan.timestamp" in dynamic:
+        dynamic["scan.timestamp-millis"] = str(_machine_zone_millis(dynamic.pop("scan.timestamp"), error))
+    dynamic.pop("incremental-between-timestamp", None)
     try:  # the read sees Java's copy of the table with the hint's options
         table = table.copy(dynamic) if dynamic else table
     except PaimonLabError as e:

@@ -49,7 +49,8 @@ def _fraction(text: exp.Expression, digits: int) -> exp.Expression:
     padded = exp.Anonymous(this="LEFT", expressions=[
         exp.Anonymous(this="RPAD", expressions=[frac, exp.Literal.number(digits), exp.Literal.string("0")]),
         exp.Literal.number(digits)])
-    return exp.Anonymous(this="CONCAT", expressions=[whole, exp.Literal.string("."), padded])
+    # '||', not CONCAT: CONCAT skips NULLs, so a NULL timestamp would show as '.'
+    return exp.DPipe(this=exp.DPipe(this=whole, expression=exp.Literal.string(".")), expression=padded)
 
 
 def timestamp_strings(ast: exp.Expression, column: ColumnPrecision) -> None:

@@ -47,3 +47,39 @@ def semi_join(table: pa.Table, other: pa.Table, keys: Sequence[str], *, anti: bo
     left = table.select(list(keys)).append_column(pos, pa.array(np.arange(table.num_rows, dtype=np.int64)))
     hit = left.join(other.select(list(keys)), keys=list(keys), join_type="left anti" if anti else "left semi")
     return table.take(pa.array(np.sort(hit.column(pos).to_numpy())))
+
+
+def _bools(values: "pa.Array") -> np.ndarray:
+    return np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def values_equal(x: "pa.Array | pa.ChunkedArray", y: "pa.Array | pa.ChunkedArray") -> np.ndarray:
+    """Row-wise equality of two equally long arrays of one type, nested types too (Arrow has no
+    ``equal`` kernel for lists, maps and structs): NULL equals NULL and NaN equals NaN, as Java's
+    comparison of the stored bytes has it; a map's entries compare in order."""
+    x = x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+    y = y.combine_chunks() if isinstance(y, pa.ChunkedArray) else y
+    x_null, y_null = _bools(x.is_null()), _bools(y.is_null())
+    t = x.type
+    if pa.types.is_map(t):      # as a list of key/value structs (a map's .keys ignore slicing)
+        entries = pa.list_(pa.field("entries", pa.struct([t.key_field, t.item_field]), nullable=False))
+        x, y, t = x.cast(entries), y.cast(entries), entries
+    if pa.types.is_struct(t):
+        eq = np.ones(len(x), dtype=bool)
+        for i in range(t.num_fields):
+            eq &= values_equal(x.field(i), y.field(i))
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        x_len = pc.list_value_length(x).fill_null(0).to_numpy(zero_copy_only=False)
+        y_len = pc.list_value_length(y).fill_null(0).to_numpy(zero_copy_only=False)
+        eq = x_len == y_len
+        rows = np.flatnonzero(eq & ~x_null & ~y_null & (x_len > 0))
+        if len(rows):
+            xs, ys = pc.list_flatten(x.take(pa.array(rows))), pc.list_flatten(y.take(pa.array(rows)))
+            starts = np.concatenate([[0], np.cumsum(x_len[rows])[:-1]])
+            eq[rows] = np.logical_and.reduceat(values_equal(xs, ys), starts)
+    else:
+        eq = _bools(pc.equal(x, y))
+        if pa.types.is_floating(t):
+            eq |= _bools(pc.is_nan(x)) & _bools(pc.is_nan(y))
+    return (eq & ~x_null & ~y_null) | (x_null & y_null)
+
