@@ -82,16 +82,7 @@ def _compact(c: Call):
     if strategy not in ("full", "minor"):
         raise c.error(f"unknown compact_strategy '{strategy}'; use 'full' or 'minor'")
     full = strategy == "full"
-    specs = []
-    if c.args.get("partitions"):
-        for spec in str(c.args["partitions"]).split(";"):
-            part = {}
-            for kv in spec.split(","):
-                if "=" not in kv:
-                    raise c.error(f"partition spec '{spec}' must be k=v[,k=v]")
-                k, v = kv.split("=", 1)
-                part[k.strip()] = v.strip()
-            specs.append(part)
+    specs = [_partition_spec(c, s) for s in str(c.args["partitions"]).split(";")] if c.args.get("partitions") else []
     ids = [table.compact(full=full, partition=p) for p in (specs or [None])]
     c.ctx.last_snapshot_id = ids[-1]
     return _result([f"compacted: snapshot {i}" if i is not None else "nothing to compact" for i in ids])
@@ -128,6 +119,17 @@ def _create_tag(c: Call):
     table, tag, snap = _tag_target(c)
     table.tag_manager.create(tag, snap, _duration_seconds(c, "time_retained"))
     return _result([f"tag {tag} -> snapshot {snap.id}"])
+
+
+def _partition_spec(c: Call, spec: str) -> dict[str, str]:
+    """A procedure's partition argument 'k=v[,k=v]' as a dict."""
+    part = {}
+    for kv in spec.split(","):
+        if "=" not in kv:
+            raise c.error(f"partition spec '{spec}' must be k=v[,k=v]")
+        k, v = kv.split("=", 1)
+        part[k.strip()] = v.strip()
+    return part
 
 
 def _names(c: Call, key: str) -> list[str]:
@@ -378,17 +380,11 @@ def _drop_partition(c: Call):
     specs = [p for p in c.args.get("*partitions", []) if p is not None and str(p).strip()]
     if not specs:
         raise c.error("give the partitions to drop, as 'k=v[,k=v]' arguments")
-    parts = []
-    for spec in specs:
-        part = {}
-        for kv in str(spec).split(","):
-            if "=" not in kv:
-                raise c.error(f"partition spec '{spec}' must be k=v[,k=v]")
-            k, v = kv.split("=", 1)
-            if k.strip() not in table.partition_keys:
-                raise c.error(f"'{k.strip()}' is not a partition key of {table.identifier}; they are {table.partition_keys}")
-            part[k.strip()] = v.strip()
-        parts.append(part)
+    parts = [_partition_spec(c, str(spec)) for spec in specs]
+    for part in parts:
+        for k in part:
+            if k not in table.partition_keys:
+                raise c.error(f"'{k}' is not a partition key of {table.identifier}; they are {table.partition_keys}")
     c.ctx.last_snapshot_id = table.drop_partitions(parts)
     return _result(["Success"])
 
@@ -398,16 +394,7 @@ def _mark_partition_done(c: Call):
     specs = [s for s in str(c.args.get("partitions") or "").split(";") if s.strip()]
     if not specs:
         raise c.error("give the partitions, as 'k=v[,k=v][;k=v...]'")
-    parts = []
-    for spec in specs:
-        part = {}
-        for kv in spec.split(","):
-            if "=" not in kv:
-                raise c.error(f"partition spec '{spec}' must be k=v[,k=v]")
-            k, v = kv.split("=", 1)
-            part[k.strip()] = v.strip()
-        parts.append(part)
-    table.mark_partitions_done(parts)
+    table.mark_partitions_done([_partition_spec(c, spec) for spec in specs])
     return _result(["Success"])
 
 
