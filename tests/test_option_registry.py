@@ -5,6 +5,7 @@ had no effect (the walk in test_every_implemented_option_has_a_behaviour_test)."
 from __future__ import annotations
 
 import ast
+import datetime as dt
 import glob
 import io
 import itertools
@@ -357,6 +358,30 @@ def b_scan_timestamp_millis(tmp_path):
     t = _three_commits(tmp_path)
     t.alter(SchemaChange.set_option("scan.timestamp-millis", str(t.snapshot(1).time_millis)))
     assert _ids(t) == [1]
+
+
+def b_scan_timestamp(tmp_path):
+    t = _three_commits(tmp_path)
+    first = dt.datetime.fromtimestamp(t.snapshot(1).time_millis / 1000)     # the machine's wall clock
+    t.alter(SchemaChange.set_option("scan.timestamp", first.strftime("%Y-%m-%d %H:%M:%S.%f")[:23]))
+    assert _ids(t) == [1]
+    millis = int(dt.datetime.strptime(t.options["scan.timestamp"], "%Y-%m-%d %H:%M:%S.%f").timestamp() * 1000)
+    plain = t.copy({"scan.timestamp": None})
+    assert [b.snapshot_id for b in t.stream(timeout=0)] == \
+        [b.snapshot_id for b in plain.stream(mode="from-timestamp", timestamp_millis=millis, timeout=0)] != \
+        [b.snapshot_id for b in plain.stream(timeout=0)]        # a stream starts there too
+    with pytest.raises(OptionError, match="scan.timestamp"):
+        t.copy({"scan.timestamp": "yesterday"}).to_arrow()
+
+
+def b_incremental_between_timestamp(tmp_path):
+    t = _three_commits(tmp_path)
+    first, third = t.snapshot(1).time_millis, t.snapshot(3).time_millis
+    t.alter(SchemaChange.set_option("incremental-between-timestamp", f"{first},{third}"))
+    assert _ids(t) == [2, 3]                                  # after snapshot 1, up to snapshot 3
+    assert t.count() == 2
+    with pytest.raises(OptionError, match="epoch milliseconds"):
+        t.copy({"incremental-between-timestamp": "a,b"}).to_arrow()
 
 
 def b_scan_mode(tmp_path):
@@ -768,6 +793,8 @@ BEHAVIOUR = {
     "scan.snapshot-id": b_scan_snapshot_id,
     "scan.tag-name": b_scan_tag_name,
     "scan.timestamp-millis": b_scan_timestamp_millis,
+    "scan.timestamp": b_scan_timestamp,
+    "incremental-between-timestamp": b_incremental_between_timestamp,
     "scan.version": b_scan_version,
     "scan.mode": b_scan_mode,
     "incremental-between": b_incremental_between,

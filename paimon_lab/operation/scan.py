@@ -7,6 +7,7 @@ The filter is still applied to rows by the reader; pruning only skips what canno
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -520,6 +521,41 @@ def incremental_bounds(store: FileStore, start: str, end: str) -> tuple[int, int
     return start, end
 
 
+def timestamp_range(store: FileStore, start_ms: int, end_ms: int) -> tuple[int, int]:
+    """The snapshot range of 'incremental-between-timestamp', as Java's
+    IncrementalTimeStampStartingScanner: the last snapshot at or before each time; a start before
+    the earliest snapshot starts before it; a range outside the snapshots' times reads nothing."""
+    sm = store.snapshot_manager
+    earliest_id, latest_id = sm.earliest_id(), sm.latest_id()
+    if earliest_id is None or latest_id is None:
+        return (0, 0)
+    earliest, latest = sm.snapshot(earliest_id), sm.snapshot(latest_id)
+    if start_ms > latest.time_millis or end_ms < earliest.time_millis:
+        return (latest.id, latest.id)
+    start = sm.earlier_or_equal_time(start_ms)
+    start_id = earliest.id - 1 if start is None or earliest.time_millis > start_ms else start.id
+    end = sm.earlier_or_equal_time(end_ms)
+    return (start_id, latest.id if end is None else end.id)
+
+
+def timestamp_range_option(store: FileStore, text: str) -> tuple[int, int]:
+    """:func:`timestamp_range` of 'incremental-between-timestamp' = 'start,end' (epoch millis)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
+        raise OptionError(f"'incremental-between-timestamp' takes 'start,end' as epoch milliseconds, got '{text}'")
+    return timestamp_range(store, int(parts[0]), int(parts[1]))
+
+
+def machine_zone_millis(text: str) -> int:
+    """Epoch millis of 'scan.timestamp' (``yyyy-MM-dd[ HH:mm:ss[.SSS]]``), read in the machine's
+    zone as Java reads it in the JVM's."""
+    try:
+        value = dt.datetime.fromisoformat(str(text).strip().replace("T", " "))
+    except ValueError:
+        raise OptionError(f"Cannot read 'scan.timestamp' '{text}' (use 'yyyy-MM-dd HH:mm:ss[.SSS]')") from None
+    return int((value if value.tzinfo else value.astimezone()).timestamp() * 1000)
+
+
 def scan_target(store: FileStore, snapshot_id: int | None = None, tag: str | None = None,
                 timestamp_millis: int | None = None) -> ScanTarget:
     """What a read that asks for ``snapshot_id``, ``tag`` or ``timestamp_millis`` reads: that
@@ -539,9 +575,14 @@ def table_scan_target(store: FileStore) -> ScanTarget:
         if len(parts) != 2 or not all(parts):
             raise OptionError("'incremental-between' takes 'start,end' (snapshot ids or tag names)")
         return ScanTarget(incremental=incremental_bounds(store, parts[0], parts[1]))
+    if core.get("incremental-between-timestamp") is not None:
+        return ScanTarget(incremental=timestamp_range_option(store, core.get("incremental-between-timestamp")))
     if mode == "incremental":
         raise OptionError("scan.mode 'incremental' needs 'incremental-between'")
-    target = ScanTarget(core.get("scan.snapshot-id"), core.get("scan.tag-name"), core.get("scan.timestamp-millis"))
+    millis = core.get("scan.timestamp-millis")
+    if millis is None and core.get("scan.timestamp") is not None:
+        millis = machine_zone_millis(core.get("scan.timestamp"))
+    target = ScanTarget(core.get("scan.snapshot-id"), core.get("scan.tag-name"), millis)
     version = core.get("scan.version")
     if version is not None:  # Java: a tag of that name first, else a snapshot id
         if store.tag_manager.exists(version) or not version.strip().isdigit():
@@ -556,5 +597,5 @@ def table_scan_target(store: FileStore) -> ScanTarget:
     if mode in ("from-snapshot", "from-snapshot-full") and target.snapshot_id is None and target.tag is None:
         raise OptionError(f"scan.mode '{mode}' needs 'scan.snapshot-id' or 'scan.tag-name'")
     if mode == "from-timestamp" and target.timestamp_millis is None:
-        raise OptionError("scan.mode 'from-timestamp' needs 'scan.timestamp-millis'")
+        raise OptionError("scan.mode 'from-timestamp' needs 'scan.timestamp-millis' or 'scan.timestamp'")
     return target

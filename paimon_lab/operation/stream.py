@@ -23,6 +23,7 @@ from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.errors import ArgumentError, PaimonLabError, SnapshotNotExistError
 from paimon_lab.operation.changes import changes
+from paimon_lab.operation.scan import machine_zone_millis, timestamp_range_option
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.changes import postponed_rows, snapshot_changes
 
@@ -60,10 +61,14 @@ def _table_startup(store: "FileStore", schema) -> tuple[str, int | None, int | N
     core = schema.core
     mode, between = core.get("scan.mode"), core.get("incremental-between")
     sid, ts, tag = core.get("scan.snapshot-id"), core.get("scan.timestamp-millis"), core.get("scan.tag-name")
+    if ts is None and core.get("scan.timestamp") is not None:
+        ts = machine_zone_millis(core.get("scan.timestamp"))
     if tag is not None:
         sid = store.tag_manager.get(tag).snapshot.id
     if between is not None:
         return "incremental", None, None, tuple(p.strip() for p in between.split(","))
+    if core.get("incremental-between-timestamp") is not None:
+        return "incremental", None, None, timestamp_range_option(store, core.get("incremental-between-timestamp"))
     if mode == "default":
         mode = "from-snapshot" if sid is not None else "from-timestamp" if ts is not None else "latest-full"
     if mode == "compacted-full":

@@ -16,7 +16,7 @@ from paimon_lab import system as st
 from paimon_lab.catalog.system_tables import catalog_system_table
 from paimon_lab.errors import PaimonLabError
 from paimon_lab.operation.changes import INCREMENTAL_SCAN_MODES
-from paimon_lab.operation.scan import incremental_bounds
+from paimon_lab.operation.scan import incremental_bounds, machine_zone_millis, timestamp_range
 from paimon_lab.system.row_tables import binlog, binlog_schema
 from paimon_lab.sql.catalogs import SYSTEM_DB, Scope, ViewDef, memory_table
 from paimon_lab.sql.duck import connect, fetch_arrow
@@ -96,11 +96,6 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
         key = "scan.tag-name" if table.tag_manager.exists(version_text) or not version_text.strip().isdigit() \
             else "scan.snapshot-id"
         dynamic[key] = version_text
-    # Read by _scan_target below (as table options paimon-lab refuses them): the copy checks
-    # 'scan.timestamp' as the millis it names and leaves the timestamp range out.
-    if "scan.timestamp" in dynamic:
-        dynamic["scan.timestamp-millis"] = str(_machine_zone_millis(dynamic.pop("scan.timestamp"), error))
-    dynamic.pop("incremental-between-timestamp", None)
     try:  # the read sees Java's copy of the table with the hint's options
         table = table.copy(dynamic) if dynamic else table
     except PaimonLabError as e:
@@ -149,23 +144,6 @@ def lookup(ctx: SessionContext, parts: list[str], scope: Scope, *, options: dict
         return ChangesRelation(table, start, end, label=full, mode=scan.get("incremental_mode"))
     return PaimonRelation(table, label=full, **scan["at"])
 
-def _timestamp_range(table, start_ms: int, end_ms: int) -> tuple[int, int]:
-    """The snapshot range of 'incremental-between-timestamp', as Java's
-    IncrementalTimeStampStartingScanner: the last snapshot at or before each time; a start before
-    the earliest snapshot starts before it; a range outside the snapshots' times reads nothing."""
-    sm = table.snapshot_manager
-    earliest_id, latest_id = sm.earliest_id(), sm.latest_id()
-    if earliest_id is None or latest_id is None:
-        return (0, 0)
-    earliest, latest = sm.snapshot(earliest_id), sm.snapshot(latest_id)
-    if start_ms > latest.time_millis or end_ms < earliest.time_millis:
-        return (latest.id, latest.id)
-    start = sm.earlier_or_equal_time(start_ms)
-    start_id = earliest.id - 1 if start is None or earliest.time_millis > start_ms else start.id
-    end = sm.earlier_or_equal_time(end_ms)
-    return (start_id, latest.id if end is None else end.id)
-
-
 def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, error) -> dict:
     """Snapshot / tag / time / incremental range from scan options and time-travel clauses."""
     at: dict[str, Any] = {}
@@ -196,7 +174,7 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
         if not all(p.lstrip("-").isdigit() for p in parts):
             raise error("'incremental-between-timestamp' takes 'start,end' as epoch milliseconds, "
                         f"got '{o['incremental-between-timestamp']}'")
-        out["incremental"] = _timestamp_range(table, int(parts[0]), int(parts[1]))
+        out["incremental"] = timestamp_range(table.store, int(parts[0]), int(parts[1]))
         return out
     mode = o.get("scan.mode", "default").lower()
     if "scan.snapshot-id" in o:
@@ -206,7 +184,10 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
     if "scan.timestamp-millis" in o:
         at["timestamp_millis"] = int(o["scan.timestamp-millis"])
     if "scan.timestamp" in o:  # Java parses it in the JVM's default zone, not the session's
-        at["timestamp_millis"] = _machine_zone_millis(o["scan.timestamp"], error)
+        try:
+            at["timestamp_millis"] = machine_zone_millis(o["scan.timestamp"])
+        except PaimonLabError as e:
+            raise error(str(e)) from None
     if "scan.version" in o:
         v = o["scan.version"]
         if v.isdigit():
@@ -253,14 +234,6 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
         raise error(str(e)) from None
     return out
 
-
-def _machine_zone_millis(text: str, error) -> int:
-    """Epoch millis of 'scan.timestamp' (``yyyy-MM-dd[ HH:mm:ss[.SSS]]``) read in the machine's zone."""
-    try:
-        value = dt.datetime.fromisoformat(str(text).strip().replace("T", " "))
-    except ValueError:
-        raise error(f"Cannot read 'scan.timestamp' '{text}' (use 'yyyy-MM-dd HH:mm:ss[.SSS]')") from None
-    return int((value if value.tzinfo else value.astimezone()).timestamp() * 1000)
 
 def view_ast(view: ViewDef, error: Callable[[str], SqlError]) -> tuple[exp.Expression, Rewritten]:
     """The parsed query of a view (a parse error names the view)."""
