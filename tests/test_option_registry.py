@@ -374,6 +374,19 @@ def b_scan_timestamp(tmp_path):
         t.copy({"scan.timestamp": "yesterday"}).to_arrow()
 
 
+def b_scan_watermark(tmp_path):
+    t = _table(tmp_path)
+    for i, watermark in ((1, None), (2, 100), (3, 200)):
+        t.write(_rows((i, "a")), watermark=watermark)
+    t.alter(SchemaChange.set_option("scan.watermark", "150"))
+    assert _ids(t) == [1, 2, 3]                     # snapshot 3: the first with a watermark >= 150
+    assert _ids(t.copy({"scan.watermark": "100"})) == [1, 2]
+    with pytest.raises(SnapshotNotExistError, match="watermark"):
+        t.copy({"scan.watermark": "500"}).to_arrow()
+    with pytest.raises(OptionError, match="batch reads only"):
+        next(t.stream(timeout=0))
+
+
 def b_incremental_between_timestamp(tmp_path):
     t = _three_commits(tmp_path)
     first, third = t.snapshot(1).time_millis, t.snapshot(3).time_millis
@@ -795,6 +808,7 @@ BEHAVIOUR = {
     "scan.timestamp-millis": b_scan_timestamp_millis,
     "scan.timestamp": b_scan_timestamp,
     "incremental-between-timestamp": b_incremental_between_timestamp,
+    "scan.watermark": b_scan_watermark,
     "scan.version": b_scan_version,
     "scan.mode": b_scan_mode,
     "incremental-between": b_incremental_between,

@@ -556,6 +556,18 @@ def machine_zone_millis(text: str) -> int:
     return int((value if value.tzinfo else value.astimezone()).timestamp() * 1000)
 
 
+def watermark_snapshot(store: FileStore, watermark: int) -> int:
+    """'scan.watermark' of a batch read, as Java's: the earliest snapshot whose watermark is at or
+    after ``watermark`` (snapshots without one skipped)."""
+    for snap in store.snapshot_manager.snapshots():
+        if snap.watermark is not None and snap.watermark != _NO_WATERMARK and snap.watermark >= watermark:
+            return snap.id
+    raise SnapshotNotExistError(f"There is no snapshot whose watermark is at or after {watermark} ('scan.watermark')")
+
+
+_NO_WATERMARK = -(2 ** 63)   # Java's Long.MIN_VALUE: a commit without a watermark
+
+
 def scan_target(store: FileStore, snapshot_id: int | None = None, tag: str | None = None,
                 timestamp_millis: int | None = None) -> ScanTarget:
     """What a read that asks for ``snapshot_id``, ``tag`` or ``timestamp_millis`` reads: that
@@ -583,6 +595,8 @@ def table_scan_target(store: FileStore) -> ScanTarget:
     if millis is None and core.get("scan.timestamp") is not None:
         millis = machine_zone_millis(core.get("scan.timestamp"))
     target = ScanTarget(core.get("scan.snapshot-id"), core.get("scan.tag-name"), millis)
+    if core.get("scan.watermark") is not None:
+        target = ScanTarget(snapshot_id=watermark_snapshot(store, core.get("scan.watermark")))
     version = core.get("scan.version")
     if version is not None:  # Java: a tag of that name first, else a snapshot id
         if store.tag_manager.exists(version) or not version.strip().isdigit():

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.store.consumer import ConsumerManager
-from paimon_lab.errors import ArgumentError, PaimonLabError, SnapshotNotExistError
+from paimon_lab.errors import ArgumentError, OptionError, PaimonLabError, SnapshotNotExistError
 from paimon_lab.operation.changes import changes
 from paimon_lab.operation.scan import machine_zone_millis, timestamp_range_option
 from paimon_lab.operation.split_read import read_table
@@ -61,6 +61,8 @@ def _table_startup(store: "FileStore", schema) -> tuple[str, int | None, int | N
     core = schema.core
     mode, between = core.get("scan.mode"), core.get("incremental-between")
     sid, ts, tag = core.get("scan.snapshot-id"), core.get("scan.timestamp-millis"), core.get("scan.tag-name")
+    if core.get("scan.watermark") is not None:
+        raise OptionError("'scan.watermark' starts batch reads only; a stream cannot start from a watermark (as Java)")
     if ts is None and core.get("scan.timestamp") is not None:
         ts = machine_zone_millis(core.get("scan.timestamp"))
     if tag is not None:
