@@ -38,6 +38,7 @@ from paimon_lab.errors import OptionError, SnapshotNotExistError
 from paimon_lab.operation.commit import retry_wait
 from paimon_lab.operation.split_read import TableRead
 from paimon_lab.sql import Session
+from paimon_lab.utils.clock import use_clock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -385,6 +386,21 @@ def b_scan_watermark(tmp_path):
         t.copy({"scan.watermark": "500"}).to_arrow()
     with pytest.raises(OptionError, match="batch reads only"):
         next(t.stream(timeout=0))
+
+
+def b_scan_file_creation_time_millis(tmp_path):
+    t = _table(tmp_path, partition=["v"])
+    with use_clock(1_700_000_000_000):
+        t.write(_rows((1, "a"), (2, "b")))
+    with use_clock(1_700_000_060_000):
+        t.write(_rows((3, "a")))
+    late = t.copy({"scan.file-creation-time-millis": "1700000030000"})   # between the two writes
+    assert _ids(late) == [3] and late.count() == 1 and late.count(filter="v = 'a'") == 1
+    assert late.min_max("id")["id"] == (3, 3) and len(late.plan()) == 1
+    assert [b.num_rows for b in late.stream(timeout=0)] == [1]
+    assert _ids(t) == [1, 2, 3]                          # the table itself still reads every file
+    t.compact(full=True)                                  # a compaction sees every file too
+    assert _ids(t) == [1, 2, 3]
 
 
 def b_incremental_between_timestamp(tmp_path):
@@ -809,6 +825,7 @@ BEHAVIOUR = {
     "scan.timestamp": b_scan_timestamp,
     "incremental-between-timestamp": b_incremental_between_timestamp,
     "scan.watermark": b_scan_watermark,
+    "scan.file-creation-time-millis": b_scan_file_creation_time_millis,
     "scan.version": b_scan_version,
     "scan.mode": b_scan_mode,
     "incremental-between": b_incremental_between,

@@ -308,6 +308,7 @@ _OPTIONS: list[Option] = [
     Option("scan.timestamp-millis", None, _parse_int),
     Option("scan.timestamp", None, str),
     Option("scan.watermark", None, _parse_int),
+    Option("scan.file-creation-time-millis", None, _parse_int),
     Option("scan.mode", "default", _enum("default", "latest-full", "full", "latest", "compacted-full",
                                          "from-timestamp", "from-snapshot", "from-snapshot-full",
                                          "incremental")),

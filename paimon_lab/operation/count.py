@@ -27,7 +27,7 @@ from paimon_lab.core.predicate import Predicate
 from paimon_lab.core.schema import field_default_values
 from paimon_lab.core.snapshot import Snapshot
 from paimon_lab.core.stats import decode_stats
-from paimon_lab.operation.scan import FileStoreScan, LiveEntries, real_buckets, stats_slot
+from paimon_lab.operation.scan import FileStoreScan, LiveEntries, created_since, real_buckets, stats_slot
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -60,7 +60,7 @@ def _visible_entries(store: FileStore, snapshot: Snapshot, predicate: Predicate 
     partition_names = {f.name for f in schema.partition_fields}
     if predicate is not None and not predicate.columns() <= partition_names:
         return None
-    live = real_buckets(store, FileStoreScan(store).live_columns(snapshot))
+    live = created_since(store, real_buckets(store, FileStoreScan(store).live_columns(snapshot)))
     if predicate is not None and live.num_rows:
         live = live.filter(partition_mask(store, live, predicate))
     t = live.table

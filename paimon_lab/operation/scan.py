@@ -29,6 +29,7 @@ from paimon_lab.fileindex import INDEX_FILE_SUFFIX, FileIndexReader
 from paimon_lab.io.file_io import join
 from paimon_lab.errors import OptionError, SnapshotNotExistError
 from paimon_lab.utils import html as H
+from paimon_lab.utils.clock import local_wall_millis
 
 if TYPE_CHECKING:
     from paimon_lab.store.file_store import FileStore
@@ -305,7 +306,7 @@ class FileStoreScan:
         schema = self.store.schema
         part_names = {f.name for f in schema.partition_fields}
         part_pred = predicate.restrict(part_names) if predicate is not None else None
-        live = real_buckets(self.store, self.live_columns(snapshot, part_pred))
+        live = created_since(self.store, real_buckets(self.store, self.live_columns(snapshot, part_pred)))
         if predicate is not None and schema.primary_keys and not schema.core.get("deletion-vectors.enabled"):
             # Versions of a row live in several files; only key columns may skip a file. (With
             # deletion vectors a read takes each key from one file, so any column may, as in Java.)
@@ -554,6 +555,18 @@ def machine_zone_millis(text: str) -> int:
     except ValueError:
         raise OptionError(f"Cannot read 'scan.timestamp' '{text}' (use 'yyyy-MM-dd HH:mm:ss[.SSS]')") from None
     return int((value if value.tzinfo else value.astimezone()).timestamp() * 1000)
+
+
+def created_since(store: FileStore, live: "LiveEntries") -> "LiveEntries":
+    """A read's live files with 'scan.file-creation-time-millis' set: those created at or after it
+    (Java's FileCreationTimeStartingScanner; a file records its writer's wall clock, and Java reads
+    that in the JVM's zone). Commits and compactions see every file."""
+    millis = store.schema.core.get("scan.file-creation-time-millis")
+    if millis is None or not live.num_rows:
+        return live
+    created = live.table.column("_FILE._CREATION_TIME")
+    since = pa.scalar(local_wall_millis(millis), pa.int64()).cast(created.type)
+    return live.filter(pc.fill_null(pc.greater_equal(created, since), False))
 
 
 def watermark_snapshot(store: FileStore, watermark: int) -> int:
