@@ -13,7 +13,7 @@ from paimon_lab.core import types as T
 from paimon_lab.core.bucket_function import check_bucket_function
 from paimon_lab.errors import CorruptFileError, OptionError, SchemaError
 from paimon_lab.io.file_io import FileIO, join
-from paimon_lab.core.options import REFUSED, CoreOptions, registry_entry, validate_options
+from paimon_lab.core.options import CoreOptions, registry_entry, validate_options
 from paimon_lab.core.schema_validation import validate_table_schema
 from paimon_lab.utils import html as H
 
@@ -220,11 +220,8 @@ def with_dynamic_options(schema: TableSchema, dynamic: dict[str, str | None]) ->
     for key, value in dynamic.items():
         if value is not None:
             value = str(value)
-            entry = registry_entry(key)
-            if entry is not None and entry.status == REFUSED:
-                raise entry.refusal(key)    # accepted here it would be ignored
-            if entry is not None:
-                validate_options({key: value})  # the value parses as the option's type
+            if registry_entry(key) is not None:   # unknown keys pass, as in Java
+                validate_options({key: value})  # refused options raise (accepted they would be ignored); values parse
         if options.get(key) != value:       # a removal is a change too
             if key in _IMMUTABLE:
                 raise OptionError(f"Option '{key}' cannot be changed by dynamic options: it is fixed when the "

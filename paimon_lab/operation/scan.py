@@ -510,9 +510,13 @@ class ScanTarget:
     incremental: tuple[int, int] | tuple[str, str] | None = None
 
 
-def incremental_bounds(store: FileStore, start: str, end: str) -> tuple[int, int] | tuple[str, str]:
+def incremental_bounds(store: FileStore, text: str) -> tuple[int, int] | tuple[str, str]:
     """The two ends of 'incremental-between' = 'start,end', as Java reads them: two snapshot ids,
     or two tag names (which must exist)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise OptionError("'incremental-between' takes 'start,end' (snapshot ids or tag names)")
+    start, end = parts
     if start.isdigit() and end.isdigit():
         return int(start), int(end)
     if start.isdigit() or end.isdigit():
@@ -522,10 +526,14 @@ def incremental_bounds(store: FileStore, start: str, end: str) -> tuple[int, int
     return start, end
 
 
-def timestamp_range(store: FileStore, start_ms: int, end_ms: int) -> tuple[int, int]:
-    """The snapshot range of 'incremental-between-timestamp', as Java's
+def timestamp_range(store: FileStore, text: str) -> tuple[int, int]:
+    """The snapshot range of 'incremental-between-timestamp' = 'start,end' (epoch millis), as Java's
     IncrementalTimeStampStartingScanner: the last snapshot at or before each time; a start before
     the earliest snapshot starts before it; a range outside the snapshots' times reads nothing."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
+        raise OptionError(f"'incremental-between-timestamp' takes 'start,end' as epoch milliseconds, got '{text}'")
+    start_ms, end_ms = int(parts[0]), int(parts[1])
     sm = store.snapshot_manager
     earliest_id, latest_id = sm.earliest_id(), sm.latest_id()
     if earliest_id is None or latest_id is None:
@@ -537,14 +545,6 @@ def timestamp_range(store: FileStore, start_ms: int, end_ms: int) -> tuple[int, 
     start_id = earliest.id - 1 if start is None or earliest.time_millis > start_ms else start.id
     end = sm.earlier_or_equal_time(end_ms)
     return (start_id, latest.id if end is None else end.id)
-
-
-def timestamp_range_option(store: FileStore, text: str) -> tuple[int, int]:
-    """:func:`timestamp_range` of 'incremental-between-timestamp' = 'start,end' (epoch millis)."""
-    parts = [p.strip() for p in str(text).split(",")]
-    if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
-        raise OptionError(f"'incremental-between-timestamp' takes 'start,end' as epoch milliseconds, got '{text}'")
-    return timestamp_range(store, int(parts[0]), int(parts[1]))
 
 
 def machine_zone_millis(text: str) -> int:
@@ -596,12 +596,9 @@ def table_scan_target(store: FileStore) -> ScanTarget:
     mode = core.get("scan.mode")
     between = core.get("incremental-between")
     if between is not None:
-        parts = [p.strip() for p in between.split(",")]
-        if len(parts) != 2 or not all(parts):
-            raise OptionError("'incremental-between' takes 'start,end' (snapshot ids or tag names)")
-        return ScanTarget(incremental=incremental_bounds(store, parts[0], parts[1]))
+        return ScanTarget(incremental=incremental_bounds(store, between))
     if core.get("incremental-between-timestamp") is not None:
-        return ScanTarget(incremental=timestamp_range_option(store, core.get("incremental-between-timestamp")))
+        return ScanTarget(incremental=timestamp_range(store, core.get("incremental-between-timestamp")))
     if mode == "incremental":
         raise OptionError("scan.mode 'incremental' needs 'incremental-between'")
     millis = core.get("scan.timestamp-millis")

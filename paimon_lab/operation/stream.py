@@ -23,7 +23,7 @@ from paimon_lab.core.schema import with_dynamic_options
 from paimon_lab.store.consumer import ConsumerManager
 from paimon_lab.errors import ArgumentError, OptionError, PaimonLabError, SnapshotNotExistError
 from paimon_lab.operation.changes import changes
-from paimon_lab.operation.scan import machine_zone_millis, timestamp_range_option
+from paimon_lab.operation.scan import machine_zone_millis, timestamp_range
 from paimon_lab.operation.split_read import read_table
 from paimon_lab.operation.changes import postponed_rows, snapshot_changes
 
@@ -70,7 +70,7 @@ def _table_startup(store: "FileStore", schema) -> tuple[str, int | None, int | N
     if between is not None:
         return "incremental", None, None, tuple(p.strip() for p in between.split(","))
     if core.get("incremental-between-timestamp") is not None:
-        return "incremental", None, None, timestamp_range_option(store, core.get("incremental-between-timestamp"))
+        return "incremental", None, None, timestamp_range(store, core.get("incremental-between-timestamp"))
     if mode == "default":
         mode = "from-snapshot" if sid is not None else "from-timestamp" if ts is not None else "latest-full"
     if mode == "compacted-full":

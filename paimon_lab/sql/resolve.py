@@ -15,7 +15,6 @@ from sqlglot import exp
 from paimon_lab import system as st
 from paimon_lab.catalog.system_tables import catalog_system_table
 from paimon_lab.errors import PaimonLabError
-from paimon_lab.operation.changes import INCREMENTAL_SCAN_MODES
 from paimon_lab.operation.scan import incremental_bounds, machine_zone_millis, timestamp_range
 from paimon_lab.system.row_tables import binlog, binlog_schema
 from paimon_lab.sql.catalogs import SYSTEM_DB, Scope, ViewDef, memory_table
@@ -150,32 +149,19 @@ def _scan_target(ctx: SessionContext, table, options: dict[str, str], version, e
     out: dict[str, Any] = {"at": at}
     o = options
 
-    mode = o.get("incremental-between-scan-mode")
+    mode = o.get("incremental-between-scan-mode")   # its value was checked with the table's copy
     if mode is not None:
-        if mode.strip().lower() not in INCREMENTAL_SCAN_MODES:
-            raise error(f"Unknown incremental-between-scan-mode '{mode}'; use one of {', '.join(INCREMENTAL_SCAN_MODES)}")
         if "incremental-between" not in o and "incremental-between-timestamp" not in o:
             raise error("'incremental-between-scan-mode' needs 'incremental-between' or 'incremental-between-timestamp'")
         out["incremental_mode"] = mode.strip().lower()
-    if "incremental-between" in o:
-        parts = [p.strip() for p in o["incremental-between"].split(",")]
-        if len(parts) != 2:
-            raise error("'incremental-between' takes 'start,end' (snapshot ids or tag names)")
-        try:
-            out["incremental"] = incremental_bounds(table.store, parts[0], parts[1])
-        except PaimonLabError as e:
-            raise error(str(e)) from None
-        return out
-    if "incremental-between-timestamp" in o:
-        parts = [p.strip() for p in o["incremental-between-timestamp"].split(",")]
-        if len(parts) != 2:
-            raise error("'incremental-between-timestamp' takes 'start,end' (epoch millis)")
-
-        if not all(p.lstrip("-").isdigit() for p in parts):
-            raise error("'incremental-between-timestamp' takes 'start,end' as epoch milliseconds, "
-                        f"got '{o['incremental-between-timestamp']}'")
-        out["incremental"] = timestamp_range(table.store, int(parts[0]), int(parts[1]))
-        return out
+    for key, bounds in (("incremental-between", incremental_bounds),
+                        ("incremental-between-timestamp", timestamp_range)):
+        if key in o:
+            try:
+                out["incremental"] = bounds(table.store, o[key])
+            except PaimonLabError as e:
+                raise error(str(e)) from None
+            return out
     mode = o.get("scan.mode", "default").lower()
     if "scan.snapshot-id" in o:
         at["snapshot_id"] = int(o["scan.snapshot-id"])

@@ -114,7 +114,7 @@ class FileStore:
         other._schemas = dict(self._schemas)
         other._derived = {}
         other.dynamic_options = {**self.dynamic_options, **options}
-        other.set_schema(self._schemas.get(self.schema.id) or self.schema_manager.schema(self.schema.id))
+        other.set_schema(self._schemas[self.schema.id])   # the schema as stored
         return other
 
     # ------------------------------------------------------------------ schema
