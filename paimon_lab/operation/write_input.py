@@ -48,7 +48,10 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
         column = data.column(f.name)
         dtype = schema.field(f.name).type
         timestamp = dtype.root in ("TIMESTAMP", "TIMESTAMP_LTZ")
-        if timestamp and pa.types.is_timestamp(column.type):  # Flink casts to the column's precision
+        # Flink casts to the column's precision: timestamps before the (safe) cast, which would
+        # refuse to drop their digits; other inputs (strings...) once they are timestamps
+        truncated = timestamp and pa.types.is_timestamp(column.type)
+        if truncated:
             column = truncate_timestamps(column, dtype.precision)
         if column.type != f.type:
             try:
@@ -57,7 +60,7 @@ def to_arrow_table(data: Any, schema: "TableSchema") -> pa.Table:
                 raise DataValidationError(
                     f"Column '{f.name}' has type {column.type}, which cannot be stored as "
                     f"{schema.field(f.name).type}: {e}") from None
-            if timestamp:
+            if timestamp and not truncated:
                 column = truncate_timestamps(column, dtype.precision)
         column = _with_default(column, schema.field(f.name))
         if not f.nullable and column.null_count:
